@@ -1,0 +1,200 @@
+"""Reference interpreter (numpy) for the graph dialect and func, on xdsl.interpreter.
+
+Every graph op runs through the op table (``kitsune.semantics.optable``), i.e.
+through the same tensor-comprehension text that drives shape inference and the
+cost model. Tensors are numpy arrays: f32 -> float32, f64 -> float64, f16 ->
+float16, bf16 -> float32 holding bf16-rounded values, i64/i32 -> int64/int32,
+i1 -> bool. Floating ops compute in float32 and round to the result type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.func import FuncFunctions
+
+from kitsune.dialects.graph import GRAPH_OPS, GraphOp, fmt_type
+from kitsune.semantics import optable
+from kitsune.semantics.comprehension import DYN
+
+
+class InterpretError(Exception):
+    """Bad inputs for a function (count, shape, dtype) or a failing op."""
+
+
+def np_dtype(elem) -> np.dtype:
+    if isinstance(elem, Float32Type) or isinstance(elem, BFloat16Type):
+        return np.dtype(np.float32)
+    if isinstance(elem, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(elem, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(elem, IntegerType):
+        w = elem.width.data
+        return np.dtype(bool) if w == 1 else np.dtype({8: np.int8, 16: np.int16, 32: np.int32}.get(w, np.int64))
+    raise InterpretError(f"no numpy type for {fmt_type(elem)}")
+
+
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bfloat16 (ties to even), kept as float32."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(x), x, out)
+
+
+def to_storage(a: np.ndarray, t: TensorType) -> np.ndarray:
+    elem = t.get_element_type()
+    a = np.asarray(a).astype(np_dtype(elem), copy=False)
+    if isinstance(elem, BFloat16Type):
+        a = round_bf16(a)
+    return a
+
+
+def constant_value(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    t = attr.get_type()
+    shape = [d for d in t.get_shape()]
+    vals = np.asarray(attr.get_values(), dtype=np_dtype(t.get_element_type()))
+    n = int(np.prod(shape)) if shape else 1
+    if vals.size == 1 and n != 1:
+        vals = np.full(n, vals.reshape(()))
+    return to_storage(vals.reshape(shape), t)
+
+
+def _run_graph_op(op: GraphOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    od = op.OPDEF
+    if od.name == "constant":
+        return (constant_value(op.properties["value"]),)
+    arrays = [np.asarray(a) for a in args]
+    rtypes = [r.type for r in op.results]
+    rshapes = []
+    for r in rtypes:
+        rshapes.append(tuple(DYN if d < 0 else d for d in r.get_shape()))
+    try:
+        outs = optable.run(od, arrays, op.attrs(), rshapes, [np_dtype(t.get_element_type()) for t in rtypes])
+    except (optable.OpError, Exception) as e:  # noqa: BLE001 - report which op failed
+        raise InterpretError(f"{op.name} failed on inputs {[a.shape for a in arrays]}: {e}") from e
+    return tuple(to_storage(o, t) for o, t in zip(outs, rtypes))
+
+
+def _make_functions() -> type[InterpreterFunctions]:
+    ns: dict[str, Any] = {}
+    for name, cls in GRAPH_OPS.items():
+        def run(self, interpreter, op, args, _cls=cls):
+            return _run_graph_op(op, args)
+
+        ns[f"run_{name}"] = impl(cls)(run)
+    return register_impls(type("GraphFunctions", (InterpreterFunctions,), ns))
+
+
+GraphFunctions = _make_functions()
+
+
+def _extra_functions() -> list[InterpreterFunctions]:
+    """Interpreter functions of the lower levels, where they exist."""
+    out = []
+    for mod, name in (("kitsune.dialects.dataflow", "DataflowFunctions"),
+                      ("kitsune.dialects.gpu_queue", "GpuQueueFunctions")):
+        try:
+            m = __import__(mod, fromlist=[name])
+        except ImportError:
+            continue
+        if hasattr(m, name):
+            out.append(getattr(m, name)())
+    return out
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    try:
+        import torch
+
+        if isinstance(x, torch.Tensor):
+            x = x.detach().cpu()
+            if x.dtype == torch.bfloat16:
+                return x.float().numpy()
+            return x.numpy()
+    except ImportError:  # pragma: no cover
+        pass
+    return np.asarray(x)
+
+
+def find_function(module: ModuleOp, fn: str) -> func.FuncOp:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == fn:
+            return op
+    names = [op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp)]
+    raise InterpretError(f"no function @{fn} in the module (functions: {', '.join('@' + n for n in names) or 'none'})")
+
+
+def check_inputs(f: func.FuncOp, inputs: Sequence[Any]) -> list[np.ndarray]:
+    types = f.function_type.inputs.data
+    if len(inputs) != len(types):
+        raise InterpretError(f"@{f.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
+    out = []
+    for i, (x, t) in enumerate(zip(inputs, types)):
+        a = _as_numpy(x)
+        if not isinstance(t, TensorType):
+            out.append(a)
+            continue
+        shape = t.get_shape()
+        if len(shape) != a.ndim or any(d >= 0 and d != s for d, s in zip(shape, a.shape)):
+            raise InterpretError(f"input #{i} of @{f.sym_name.data} has shape {list(a.shape)}, "
+                                 f"expected {fmt_type(t)}")
+        want = np_dtype(t.get_element_type())
+        if (want.kind == "f") != (a.dtype.kind == "f") or (want == np.bool_) != (a.dtype == np.bool_):
+            raise InterpretError(f"input #{i} of @{f.sym_name.data} has dtype {a.dtype}, expected {fmt_type(t)}")
+        out.append(to_storage(a, t))
+    return out
+
+
+def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: str = "main") -> list[np.ndarray]:
+    """Run function ``fn`` of ``module`` on numpy arrays (or torch tensors).
+
+    ``inputs`` is a list in argument order, or a dict keyed by the argument
+    names the importer records (``kitsune.name``), falling back to positions.
+    """
+    f = find_function(module, fn)
+    if isinstance(inputs, Mapping):
+        inputs = _order_inputs(f, inputs)
+    args = check_inputs(f, list(inputs))
+    interp = Interpreter(module)
+    interp.register_implementations(FuncFunctions())
+    interp.register_implementations(GraphFunctions())
+    for extra in _extra_functions():
+        interp.register_implementations(extra)
+    return list(interp.call_op(fn, tuple(args)))
+
+
+def _order_inputs(f: func.FuncOp, inputs: Mapping[str, Any]) -> list[Any]:
+    names = arg_names(f)
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise InterpretError(f"missing inputs for @{f.sym_name.data}: {', '.join(missing)}")
+    return [inputs[n] for n in names]
+
+
+def arg_names(f: func.FuncOp) -> list[str]:
+    """Argument names: the ``kitsune.name`` argument attribute, else arg<i>."""
+    names = []
+    attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(f.function_type.inputs.data)
+    for i, a in enumerate(attrs):
+        n = None
+        if a is not None and "kitsune.name" in a.data:
+            n = a.data["kitsune.name"].data
+        names.append(n or f"arg{i}")
+    return names

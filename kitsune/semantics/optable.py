@@ -1,0 +1,880 @@
+"""The graph op table: every graph op's operands, attributes and meaning, once.
+
+Each entry's ``semantics`` builds the op's tensor-comprehension program for the
+operand shapes and attribute values of one op instance (rank-polymorphic ops
+such as elementwise and reductions are templates over the rank). From this one
+table derive:
+
+* the IRDL op classes of the ``graph`` dialect (``kitsune.dialects.graph``),
+* result-shape inference for the verifiers (``infer``),
+* the numpy reference interpreter (``kitsune.interpreter``),
+* FLOP / byte counts for the cost model (``op_counts``).
+
+Ops whose meaning the notation does not cover are marked ``layout=True`` and
+give a numpy function and a shape rule instead: only ``reshape`` and
+``constant``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from kitsune.semantics.comprehension import DYN, Bound, TCError, count, infer_shapes, parse
+
+Shape = tuple[int, ...]
+
+
+class OpError(Exception):
+    """A shape / attribute / dtype error of one op instance (for verifiers)."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    kind: str = "tensor"  # tensor | optional | variadic
+    dtype: str = "float"  # float | int | bool | any
+
+
+@dataclass(frozen=True)
+class Attr:
+    kind: str  # int | ints | float | bool | str
+    default: Any = None  # None = required
+    choices: tuple = ()
+
+
+@dataclass
+class Instance:
+    """One op instance's comprehension program."""
+
+    text: str
+    inputs: dict[str, int]  # tensor name in text -> operand position (flattened)
+    results: list[str]  # tensor names in text, in result order
+    params: dict[str, float | int] = field(default_factory=dict)
+    extents: dict[str, int] = field(default_factory=dict)
+    declared: dict[str, Shape] = field(default_factory=dict)
+
+
+@dataclass
+class OpDef:
+    name: str
+    operands: list[Operand]
+    attrs: dict[str, Attr]
+    semantics: Callable[[list[Shape], dict[str, Any]], Instance] | None
+    summary: str
+    category: str  # elementwise | reduction | contraction | normalization | gather | layout | constant
+    result_dtype: str = "same"  # same | bool | free | operand:<name>
+    results: int | str = 1  # number of results, or "variadic"
+    layout_shape: Callable[[list[Shape], dict[str, Any], list[Shape]], list[Shape]] | None = None
+    layout_eval: Callable[[list[np.ndarray], dict[str, Any], list[Shape]], list[np.ndarray]] | None = None
+    example: str = ""
+
+    @property
+    def layout(self) -> bool:
+        return self.semantics is None
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _def(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def _vars(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def _idx(ix: Sequence[str]) -> str:
+    return ", ".join(ix)
+
+
+def _broadcast(shapes: Sequence[Shape]) -> Shape:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        sizes = [s[d - rank + len(s)] for s in shapes if d - rank + len(s) >= 0]
+        known = {x for x in sizes if x not in (1, DYN)}
+        if len(known) > 1:
+            raise OpError(
+                "shapes " + ", ".join(_fmt(s) for s in shapes) + f" do not broadcast (dim {d}: sizes {sorted(known)})"
+            )
+        if known:
+            out.append(known.pop())
+        elif DYN in sizes:
+            out.append(DYN)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def _fmt(s: Shape) -> str:
+    return "[" + ", ".join("?" if d == DYN else str(d) for d in s) + "]"
+
+
+def _bcast_access(name: str, shape: Shape, out: Shape, ivars: Sequence[str]) -> str:
+    r, rank = len(shape), len(out)
+    ix = []
+    for j in range(r):
+        d = j + rank - r
+        ix.append("0" if shape[j] == 1 and out[d] != 1 else ivars[d])
+    return f"{name}[{_idx(ix)}]"
+
+
+def _norm_dims(dims: Sequence[int], rank: int, what: str = "dims") -> list[int]:
+    out = []
+    for d in dims:
+        dd = d + rank if d < 0 else d
+        if not 0 <= dd < max(rank, 1):
+            raise OpError(f"{what} {d} is out of range for rank {rank}")
+        out.append(dd)
+    if len(set(out)) != len(out):
+        raise OpError(f"{what} {list(dims)} repeats a dimension")
+    return sorted(out)
+
+
+def _norm_dim(d: int, rank: int) -> int:
+    return _norm_dims([d], rank, "dim")[0]
+
+
+def _numel(shape: Sequence[int]) -> int:
+    return int(np.prod([max(d, 1) for d in shape])) if shape else 1
+
+
+# --------------------------------------------------------------- elementwise
+
+UNARY: dict[str, tuple[str, str]] = {
+    # name: (body over x, summary)
+    "relu": ("max(x, 0.0)", "max(x, 0)"),
+    "silu": ("x * sigmoid(x)", "x * sigmoid(x)"),
+    "sigmoid": ("sigmoid(x)", "1 / (1 + exp(-x))"),
+    "tanh": ("tanh(x)", "hyperbolic tangent"),
+    "exp": ("exp(x)", "e ** x"),
+    "log": ("log(x)", "natural logarithm"),
+    "sqrt": ("sqrt(x)", "square root"),
+    "rsqrt": ("rsqrt(x)", "1 / sqrt(x)"),
+    "neg": ("-x", "-x"),
+    "abs": ("abs(x)", "|x|"),
+    "erf": ("erf(x)", "the error function"),
+    "reciprocal": ("1.0 / x", "1 / x"),
+}
+
+GELU = {
+    "none": "0.5 * x * (1.0 + erf(x * 0.7071067811865476))",
+    "tanh": "0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))",
+}
+
+
+def _unary(body: str, extra_params: Callable[[dict], dict] | None = None):
+    def sem(shapes: list[Shape], attrs: dict) -> Instance:
+        (s,) = shapes
+        iv = _vars("d", len(s))
+        b = re.sub(r"\bx\b", f"X[{_idx(iv)}]", body)
+        params = extra_params(attrs) if extra_params else {}
+        return Instance(f"Y[{_idx(iv)}] = {b}", {"X": 0}, ["Y"], params)
+
+    return sem
+
+
+for _n, (_b, _s) in UNARY.items():
+    _def(OpDef(_n, [Operand("x")], {}, _unary(_b), _s, "elementwise",
+               example=f"%y = graph.{_n} %x : tensor<4x8xf32> -> tensor<4x8xf32>"))
+
+
+def _gelu_sem(shapes, attrs):
+    (s,) = shapes
+    iv = _vars("d", len(s))
+    return Instance(f"Y[{_idx(iv)}] = " + re.sub(r"\bx\b", f"X[{_idx(iv)}]", GELU[attrs["approximate"]]), {"X": 0}, ["Y"])
+
+
+_def(OpDef("gelu", [Operand("x")], {"approximate": Attr("str", "none", ("none", "tanh"))}, _gelu_sem,
+           "GELU, exact (erf) or tanh approximation", "elementwise"))
+
+_def(OpDef("pow", [Operand("x")], {"exponent": Attr("float")},
+           _unary("x ** $exponent", lambda a: {"exponent": a["exponent"]}),
+           "x ** exponent (scalar exponent)", "elementwise",
+           example="%y = graph.pow %x {exponent = 2.0} : tensor<4xf32> -> tensor<4xf32>"))
+
+_def(OpDef("cast", [Operand("x", dtype="any")], {}, _unary("x"),
+           "element type conversion (the result type names the target)", "elementwise", result_dtype="free"))
+
+BINARY: dict[str, tuple[str, str, str]] = {
+    # name: (body over a, b; result dtype rule; summary)
+    "add": ("a + b", "same", "a + b"),
+    "sub": ("a - b", "same", "a - b"),
+    "mul": ("a * b", "same", "a * b"),
+    "div": ("a / b", "same", "a / b"),
+    "maximum": ("max(a, b)", "same", "elementwise maximum"),
+    "minimum": ("min(a, b)", "same", "elementwise minimum"),
+    "eq": ("a == b", "bool", "a == b"),
+    "ne": ("a != b", "bool", "a != b"),
+    "lt": ("a < b", "bool", "a < b"),
+    "le": ("a <= b", "bool", "a <= b"),
+    "gt": ("a > b", "bool", "a > b"),
+    "ge": ("a >= b", "bool", "a >= b"),
+}
+
+
+def _nary(body: str, names: str):
+    def sem(shapes: list[Shape], attrs: dict) -> Instance:
+        out = _broadcast(shapes)
+        iv = _vars("d", len(out))
+        b = body
+        for letter, s in zip(names, shapes):
+            b = re.sub(rf"\b{letter}\b", _bcast_access(letter.upper(), s, out, iv), b)
+        return Instance(f"Y[{_idx(iv)}] = {b}", {l.upper(): i for i, l in enumerate(names)}, ["Y"])
+
+    return sem
+
+
+for _n, (_b, _rd, _s) in BINARY.items():
+    _def(OpDef(_n, [Operand("a", dtype="any"), Operand("b", dtype="any")], {}, _nary(_b, "ab"),
+               _s + " (numpy broadcasting)", "elementwise", result_dtype=_rd,
+               example=f"%y = graph.{_n} %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8{'xi1' if _rd == 'bool' else 'xf32'}>"))
+
+_def(OpDef("where", [Operand("cond", dtype="bool"), Operand("a", dtype="any"), Operand("b", dtype="any")], {},
+           _nary("select(c, a, b)", "cab"), "cond ? a : b (numpy broadcasting)", "elementwise",
+           result_dtype="operand:a"))
+
+# ----------------------------------------------------------------- reductions
+
+
+def _reduce_vars(shape: Shape, dims_attr, keepdim: bool):
+    rank = len(shape)
+    dims = _norm_dims(dims_attr, rank) if dims_attr else list(range(rank))
+    iv = [f"r{d}" if d in dims else f"d{d}" for d in range(rank)]
+    out = [("0" if keepdim else None) if d in dims else iv[d] for d in range(rank)]
+    out = [o for o in out if o is not None]
+    n = 1
+    for d in dims:
+        n *= shape[d] if shape[d] != DYN else 1
+    return iv, out, dims, n
+
+
+def _reduction(kind: str):
+    def sem(shapes: list[Shape], attrs: dict) -> Instance:
+        (s,) = shapes
+        iv, out, dims, n = _reduce_vars(s, attrs["dims"], attrs["keepdim"])
+        x, y = f"X[{_idx(iv)}]", f"Y[{_idx(out)}]"
+        if kind == "sum":
+            return Instance(f"{y} += {x}", {"X": 0}, ["Y"])
+        if kind == "mean":
+            return Instance(f"S[{_idx(out)}] += {x}; {y} = S[{_idx(out)}] * $inv", {"X": 0}, ["Y"],
+                            {"inv": 1.0 / n})
+        if kind == "prod":
+            return Instance(f"{y} *= {x}", {"X": 0}, ["Y"])
+        return Instance(f"{y} {kind}= {x}", {"X": 0}, ["Y"])
+
+    return sem
+
+
+_RED_ATTRS = {"dims": Attr("ints", ()), "keepdim": Attr("bool", False)}
+for _n, _k, _s in [("sum", "sum", "sum"), ("mean", "mean", "mean"), ("amax", "max", "maximum"),
+                   ("amin", "min", "minimum"), ("prod", "prod", "product")]:
+    _def(OpDef(_n, [Operand("x")], dict(_RED_ATTRS), _reduction(_k),
+               f"{_s} over dims (all dims when empty), keepdim keeps them as size 1", "reduction",
+               example=f"%y = graph.{_n} %x {{dims = [1], keepdim = true}} : tensor<4x8xf32> -> tensor<4x1xf32>"))
+
+
+def _softmax(log: bool):
+    def sem(shapes, attrs):
+        (s,) = shapes
+        d = _norm_dim(attrs["dim"], len(s))
+        iv = _vars("d", len(s))
+        iv[d] = "r"
+        red = [v for v in iv if v != "r"]
+        x, full, part = f"X[{_idx(iv)}]", _idx(iv), _idx(red)
+        text = (f"M[{part}] max= {x}; E[{full}] = exp({x} - M[{part}]); S[{part}] += E[{full}]; ")
+        if log:
+            text += f"Y[{full}] = {x} - M[{part}] - log(S[{part}])"
+        else:
+            text += f"Y[{full}] = E[{full}] / S[{part}]"
+        return Instance(text, {"X": 0}, ["Y"])
+
+    return sem
+
+
+_def(OpDef("softmax", [Operand("x")], {"dim": Attr("int", -1)}, _softmax(False),
+           "softmax along dim (max-subtracted)", "normalization",
+           example="%y = graph.softmax %x {dim = 1} : tensor<4x8xf32> -> tensor<4x8xf32>"))
+_def(OpDef("log_softmax", [Operand("x")], {"dim": Attr("int", -1)}, _softmax(True),
+           "log of softmax along dim", "normalization"))
+
+
+def _norm_split(shape: Shape, nrank: int):
+    if not 1 <= nrank <= len(shape):
+        raise OpError(f"normalized_rank {nrank} must be between 1 and the rank {len(shape)}")
+    p = _vars("p", len(shape) - nrank)
+    r = _vars("r", nrank)
+    n = 1
+    for d in shape[len(shape) - nrank:]:
+        n *= d if d != DYN else 1
+    return p, r, n
+
+
+def _layer_norm(shapes, attrs):
+    s = shapes[0]
+    p, r, n = _norm_split(s, attrs["normalized_rank"])
+    P, F = _idx(p), _idx(p + r)
+    rr = _idx(r)
+    for i, w in enumerate(shapes[1:], 1):
+        if tuple(w) != tuple(s[len(p):]) and DYN not in w:
+            raise OpError(f"{'weight' if i == 1 else 'bias'} has shape {_fmt(w)}, expected {_fmt(s[len(p):])}")
+    y = f"D[{F}] * R[{P}]"
+    if len(shapes) > 1:
+        y += f" * W[{rr}]"
+    if len(shapes) > 2:
+        y += f" + B[{rr}]"
+    text = (f"S[{P}] += X[{F}]; M[{P}] = S[{P}] * $inv; D[{F}] = X[{F}] - M[{P}]; "
+            f"V[{P}] += D[{F}] * D[{F}]; R[{P}] = rsqrt(V[{P}] * $inv + $eps); Y[{F}] = {y}")
+    return Instance(text, {"X": 0, "W": 1, "B": 2}, ["Y"], {"inv": 1.0 / n, "eps": attrs["eps"]})
+
+
+_def(OpDef("layer_norm", [Operand("x"), Operand("weight", "optional"), Operand("bias", "optional")],
+           {"normalized_rank": Attr("int", 1), "eps": Attr("float", 1e-5)}, _layer_norm,
+           "layer normalisation over the trailing normalized_rank dims, optional affine weight and bias",
+           "normalization"))
+
+
+def _rms_norm(shapes, attrs):
+    s = shapes[0]
+    p, r, n = _norm_split(s, attrs["normalized_rank"])
+    P, F = _idx(p), _idx(p + r)
+    y = f"X[{F}] * R[{P}]" + (f" * W[{_idx(r)}]" if len(shapes) > 1 else "")
+    text = f"S[{P}] += X[{F}] * X[{F}]; R[{P}] = rsqrt(S[{P}] * $inv + $eps); Y[{F}] = {y}"
+    return Instance(text, {"X": 0, "W": 1}, ["Y"], {"inv": 1.0 / n, "eps": attrs["eps"]})
+
+
+_def(OpDef("rms_norm", [Operand("x"), Operand("weight", "optional")],
+           {"normalized_rank": Attr("int", 1), "eps": Attr("float", 1e-6)}, _rms_norm,
+           "RMS normalisation over the trailing normalized_rank dims, optional weight", "normalization"))
+
+
+def _batch_norm(shapes, attrs):
+    s = shapes[0]
+    if len(s) < 2:
+        raise OpError(f"input must have rank >= 2 (N, C, ...), got {_fmt(s)}")
+    iv = _vars("d", len(s))
+    iv[1] = "c"
+    F = _idx(iv)
+    y = f"(X[{F}] - M[c]) * rsqrt(V[c] + $eps)"
+    if len(shapes) > 3:
+        y += " * W[c]"
+    if len(shapes) > 4:
+        y += " + B[c]"
+    return Instance(f"Y[{F}] = {y}", {"X": 0, "M": 1, "V": 2, "W": 3, "B": 4}, ["Y"], {"eps": attrs["eps"]})
+
+
+_def(OpDef("batch_norm", [Operand("x"), Operand("mean"), Operand("var"), Operand("weight", "optional"),
+                          Operand("bias", "optional")], {"eps": Attr("float", 1e-5)}, _batch_norm,
+           "inference batch norm over channel dim 1 with running mean / var", "normalization"))
+
+# --------------------------------------------------------------- contractions
+
+
+def _matmul(shapes, attrs):
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2:
+        raise OpError(f"operands must have rank >= 2, got {_fmt(a)} and {_fmt(b)}")
+    nb = max(len(a), len(b)) - 2
+    batch = _vars("b", nb)
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    ia = ["k", "m"] if ta else ["m", "k"]
+    ib = ["n", "k"] if tb else ["k", "n"]
+    bshape = _broadcast([a[:-2], b[:-2]]) if nb else ()
+    A = _bcast_access("A", a[:-2], bshape, batch)[:-1] if nb else "A["
+    B = _bcast_access("B", b[:-2], bshape, batch)[:-1] if nb else "B["
+    sep_a = ", " if len(a) > 2 else ""
+    sep_b = ", " if len(b) > 2 else ""
+    C = _idx(batch + ["m", "n"])
+    return Instance(f"C[{C}] += {A}{sep_a}{_idx(ia)}] * {B}{sep_b}{_idx(ib)}]", {"A": 0, "B": 1}, ["C"])
+
+
+_def(OpDef("matmul", [Operand("a"), Operand("b")],
+           {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False)}, _matmul,
+           "matrix product over the last two dims, leading dims batch (broadcast); optional transposes",
+           "contraction",
+           example="%c = graph.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>"))
+
+
+def _linear(shapes, attrs):
+    x, w = shapes[0], shapes[1]
+    if len(w) != 2:
+        raise OpError(f"weight must be [out_features, in_features], got {_fmt(w)}")
+    if len(x) < 1:
+        raise OpError("input must have rank >= 1")
+    lead = _vars("d", len(x) - 1)
+    y = _idx(lead + ["n"])
+    text = f"Y[{y}] += X[{_idx(lead + ['k'])}] * W[n, k]"
+    if len(shapes) > 2:
+        if len(shapes[2]) != 1:
+            raise OpError(f"bias must be [out_features], got {_fmt(shapes[2])}")
+        text = f"P[{y}] += X[{_idx(lead + ['k'])}] * W[n, k]; Y[{y}] = P[{y}] + Bias[n]"
+    return Instance(text, {"X": 0, "W": 1, "Bias": 2}, ["Y"])
+
+
+_def(OpDef("linear", [Operand("x"), Operand("weight"), Operand("bias", "optional")], {}, _linear,
+           "x @ weight^T + bias (torch.nn.Linear)", "contraction",
+           example="%y = graph.linear %x, %w, %b : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>"))
+
+
+def _pair(v, name):
+    v = list(v)
+    if len(v) == 1:
+        v = v * 2
+    if len(v) != 2:
+        raise OpError(f"{name} must have 1 or 2 values, got {v}")
+    return v
+
+
+def _conv2d(shapes, attrs):
+    x, w = shapes[0], shapes[1]
+    if len(x) != 4 or len(w) != 4:
+        raise OpError(f"input must be [N, C, H, W] and weight [F, C/groups, KH, KW], got {_fmt(x)} and {_fmt(w)}")
+    g = attrs["groups"]
+    s, p, d = _pair(attrs["stride"], "stride"), _pair(attrs["padding"], "padding"), _pair(attrs["dilation"], "dilation")
+    if g < 1 or (x[1] != DYN and x[1] % g) or w[0] % g:
+        raise OpError(f"groups = {g} must divide input channels {x[1]} and output channels {w[0]}")
+    if x[1] != DYN and w[1] * g != x[1]:
+        raise OpError(f"weight has {w[1]} input channels per group, input has {x[1]} channels / {g} groups")
+    params = {"s0": s[0], "s1": s[1], "p0": p[0], "p1": p[1], "e0": d[0], "e1": d[1], "CG": w[1], "FG": w[0] // g}
+    win = "X[n, g*$CG + c, oh*$s0 + kh*$e0 - $p0, ow*$s1 + kw*$e1 - $p1]"
+    if g == 1:
+        text = f"O[n, f, oh, ow] += {win.replace('g*$CG + c', 'c')} * W[f, c, kh, kw]"
+        if len(shapes) > 2:
+            text = text.replace("O[", "P[", 1) + "; O[n, f, oh, ow] = P[n, f, oh, ow] + Bias[f]"
+        return Instance(text, {"X": 0, "W": 1, "Bias": 2}, ["O"], params)
+    text = f"P[n, g, f, oh, ow] += {win} * W[g*$FG + f, c, kh, kw]; O[n, g*$FG + f, oh, ow] = P[n, g, f, oh, ow]"
+    if len(shapes) > 2:
+        text += " + Bias[g*$FG + f]"
+    # output spatial sizes from the window rule
+    oh = (x[2] + 2 * p[0] - d[0] * (w[2] - 1) - 1) // s[0] + 1 if x[2] != DYN else DYN
+    ow = (x[3] + 2 * p[1] - d[1] * (w[3] - 1) - 1) // s[1] + 1 if x[3] != DYN else DYN
+    return Instance(text, {"X": 0, "W": 1, "Bias": 2}, ["O"], params,
+                    extents={"g": g, "f": w[0] // g, "c": w[1]}, declared={"O": (x[0], w[0], oh, ow)})
+
+
+_def(OpDef("conv2d", [Operand("x"), Operand("weight"), Operand("bias", "optional")],
+           {"stride": Attr("ints", (1, 1)), "padding": Attr("ints", (0, 0)), "dilation": Attr("ints", (1, 1)),
+            "groups": Attr("int", 1)}, _conv2d,
+           "2-d convolution (cross-correlation), NCHW, zero padding, grouped", "contraction",
+           example="%y = graph.conv2d %x, %w {padding = [1, 1]} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>"))
+
+
+def _max_pool2d(shapes, attrs):
+    (x,) = shapes
+    if len(x) != 4:
+        raise OpError(f"input must be [N, C, H, W], got {_fmt(x)}")
+    k = _pair(attrs["kernel"], "kernel")
+    s = _pair(attrs["stride"] or k, "stride")
+    p, d = _pair(attrs["padding"], "padding"), _pair(attrs["dilation"], "dilation")
+    if p[0] * 2 > k[0] or p[1] * 2 > k[1]:
+        raise OpError(f"padding {p} must be at most half the kernel {k}")
+    params = {"s0": s[0], "s1": s[1], "p0": p[0], "p1": p[1], "e0": d[0], "e1": d[1]}
+    return Instance("Y[n, c, oh, ow] max= X[n, c, oh*$s0 + kh*$e0 - $p0, ow*$s1 + kw*$e1 - $p1]",
+                    {"X": 0}, ["Y"], params, extents={"kh": k[0], "kw": k[1]})
+
+
+_def(OpDef("max_pool2d", [Operand("x")],
+           {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
+            "dilation": Attr("ints", (1, 1))}, _max_pool2d,
+           "2-d max pooling, NCHW (stride defaults to the kernel), -inf padding", "reduction",
+           example="%y = graph.max_pool2d %x {kernel = [3, 3], stride = [1, 1], padding = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>"))
+
+
+def _attention(shapes, attrs):
+    q, k, v = shapes[:3]
+    if len(q) != 4 or len(k) != 4 or len(v) != 4:
+        raise OpError(f"q, k, v must be [B, H, L, E], got {_fmt(q)}, {_fmt(k)}, {_fmt(v)}")
+    hq, hk = q[1], k[1]
+    if hq % hk:
+        raise OpError(f"query heads {hq} must be a multiple of key/value heads {hk}")
+    scale = attrs["scale"] if attrs["scale"] != 0.0 else 1.0 / math.sqrt(q[3])
+    G = hq // hk
+    text = ("S[b, h, g, i, j] += Q[b, h*$G + g, i, e] * K[b, h, j, e]; "
+            "M[b, h, g, i] max= S[b, h, g, i, j]; "
+            "P[b, h, g, i, j] = exp((S[b, h, g, i, j] - M[b, h, g, i]) * $scale); "
+            "L[b, h, g, i] += P[b, h, g, i, j]; "
+            "O[b, h, g, i, f] += P[b, h, g, i, j] * V[b, h, j, f]; "
+            "Y[b, h*$G + g, i, f] = O[b, h, g, i, f] / L[b, h, g, i]")
+    return Instance(text, {"Q": 0, "K": 1, "V": 2}, ["Y"], {"G": G, "scale": scale},
+                    extents={"g": G}, declared={"Y": (q[0], q[1], q[2], v[3])})
+
+
+_def(OpDef("attention", [Operand("q"), Operand("k"), Operand("v")], {"scale": Attr("float", 0.0)}, _attention,
+           "softmax(q k^T * scale) v over [B, H, L, E]; fewer key/value heads than query heads = grouped-query "
+           "attention; scale 0 means 1/sqrt(E)", "contraction"))
+
+# ---------------------------------------------------------------- gather/scatter
+
+
+def _embedding(shapes, attrs):
+    w, i = shapes
+    if len(w) != 2:
+        raise OpError(f"weight must be [num, dim], got {_fmt(w)}")
+    iv = _vars("d", len(i))
+    return Instance(f"Y[{_idx(iv + ['e'])}] = W[I[{_idx(iv)}], e]", {"W": 0, "I": 1}, ["Y"])
+
+
+_def(OpDef("embedding", [Operand("weight"), Operand("indices", dtype="int")], {}, _embedding,
+           "rows of weight picked by indices: Y[..., e] = W[I[...], e]", "gather", result_dtype="operand:weight"))
+
+
+def _embedding_bag(shapes, attrs):
+    w, i = shapes
+    if len(w) != 2 or len(i) != 2:
+        raise OpError(f"weight must be [num, dim] and indices [bags, per_bag], got {_fmt(w)} and {_fmt(i)}")
+    mode = attrs["mode"]
+    if mode == "sum":
+        return Instance("Y[b, e] += W[I[b, l], e]", {"W": 0, "I": 1}, ["Y"])
+    if mode == "max":
+        return Instance("Y[b, e] max= W[I[b, l], e]", {"W": 0, "I": 1}, ["Y"])
+    return Instance("S[b, e] += W[I[b, l], e]; Y[b, e] = S[b, e] * $inv", {"W": 0, "I": 1}, ["Y"],
+                    {"inv": 1.0 / max(i[1], 1)})
+
+
+_def(OpDef("embedding_bag", [Operand("weight"), Operand("indices", dtype="int")],
+           {"mode": Attr("str", "sum", ("sum", "mean", "max"))}, _embedding_bag,
+           "per bag (row of indices) the sum / mean / max of the picked rows", "gather",
+           result_dtype="operand:weight"))
+
+
+def _index_select(shapes, attrs):
+    x, i = shapes
+    if len(i) != 1:
+        raise OpError(f"indices must be rank 1, got {_fmt(i)}")
+    d = _norm_dim(attrs["dim"], len(x))
+    iv = _vars("d", len(x))
+    src = list(iv)
+    src[d] = "I[j]"
+    iv[d] = "j"
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(src)}]", {"X": 0, "I": 1}, ["Y"])
+
+
+_def(OpDef("index_select", [Operand("x", dtype="any"), Operand("indices", dtype="int")], {"dim": Attr("int")},
+           _index_select, "slices of x along dim picked by a rank-1 index", "gather", result_dtype="operand:x"))
+
+
+def _gather(shapes, attrs):
+    x, i = shapes
+    if len(i) != len(x):
+        raise OpError(f"indices must have the rank of x ({len(x)}), got {_fmt(i)}")
+    d = _norm_dim(attrs["dim"], len(x))
+    iv = _vars("d", len(x))
+    src = list(iv)
+    src[d] = f"I[{_idx(iv)}]"
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(src)}]", {"X": 0, "I": 1}, ["Y"])
+
+
+_def(OpDef("gather", [Operand("x", dtype="any"), Operand("indices", dtype="int")], {"dim": Attr("int")}, _gather,
+           "torch.gather: Y[..i..] = X[.., I[..i..], ..]", "gather", result_dtype="operand:x"))
+
+
+def _index_add(shapes, attrs):
+    x, i, s = shapes
+    if len(i) != 1:
+        raise OpError(f"indices must be rank 1, got {_fmt(i)}")
+    d = _norm_dim(attrs["dim"], len(x))
+    if len(s) != len(x):
+        raise OpError(f"source must have the rank of x ({len(x)}), got {_fmt(s)}")
+    iv = _vars("d", len(x))
+    dst = list(iv)
+    dst[d] = "I[j]"
+    sv = list(iv)
+    sv[d] = "j"
+    body = f"S[{_idx(sv)}]" + (" * $alpha" if attrs["alpha"] != 1.0 else "")
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(iv)}]; Y[{_idx(dst)}] += {body}", {"X": 0, "I": 1, "S": 2}, ["Y"],
+                    {"alpha": attrs["alpha"]})
+
+
+_def(OpDef("index_add", [Operand("x"), Operand("indices", dtype="int"), Operand("source")],
+           {"dim": Attr("int"), "alpha": Attr("float", 1.0)}, _index_add,
+           "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate)", "gather"))
+
+# ------------------------------------------------------------------- layout
+
+
+def _slice_params(size: int, attrs) -> tuple[int, int, int]:
+    start, end, step = attrs["start"], attrs["end"], attrs["step"]
+    if step < 1:
+        raise OpError(f"step must be >= 1, got {step}")
+    if size == DYN:
+        return start, DYN, step
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start, end = min(max(start, 0), size), min(max(end, 0), size)
+    n = max(0, -(-(end - start) // step))
+    return start, n, step
+
+
+def _slice(shapes, attrs):
+    (x,) = shapes
+    d = _norm_dim(attrs["dim"], len(x))
+    start, n, step = _slice_params(x[d], attrs)
+    iv = _vars("d", len(x))
+    src = list(iv)
+    src[d] = "j*$step + $start"
+    iv[d] = "j"
+    ext = {"j": n} if n != DYN else {}
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(src)}]", {"X": 0}, ["Y"], {"step": step, "start": start}, ext)
+
+
+_SLICE_ATTRS = {"dim": Attr("int"), "start": Attr("int", 0), "end": Attr("int", 2**62), "step": Attr("int", 1)}
+_def(OpDef("slice", [Operand("x", dtype="any")], dict(_SLICE_ATTRS), _slice,
+           "x[start:end:step] along dim (python slice rules)", "layout", result_dtype="operand:x",
+           example="%y = graph.slice %x {dim = 1, start = 2, end = 6} : tensor<4x8xf32> -> tensor<4x4xf32>"))
+
+
+def _slice_scatter(shapes, attrs):
+    x, s = shapes
+    d = _norm_dim(attrs["dim"], len(x))
+    start, n, step = _slice_params(x[d], attrs)
+    if n != DYN and s[d] != DYN and s[d] != n:
+        raise OpError(f"source has size {s[d]} along dim {d}, the slice has {n}")
+    iv = _vars("d", len(x))
+    dst = list(iv)
+    dst[d] = "j*$step + $start"
+    sv = list(iv)
+    sv[d] = "j"
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(iv)}]; Y[{_idx(dst)}] = S[{_idx(sv)}]", {"X": 0, "S": 1}, ["Y"],
+                    {"step": step, "start": start})
+
+
+_def(OpDef("slice_scatter", [Operand("x", dtype="any"), Operand("source", dtype="any")], dict(_SLICE_ATTRS),
+           _slice_scatter, "x with x[start:end:step] along dim replaced by source", "layout",
+           result_dtype="operand:x"))
+
+
+def _concat(shapes, attrs):
+    if not shapes:
+        raise OpError("needs at least one operand")
+    rank = len(shapes[0])
+    d = _norm_dim(attrs["dim"], rank)
+    for i, s in enumerate(shapes):
+        if len(s) != rank:
+            raise OpError(f"operand #{i} has rank {len(s)}, operand #0 has rank {rank}")
+        for k in range(rank):
+            if k != d and DYN not in (s[k], shapes[0][k]) and s[k] != shapes[0][k]:
+                raise OpError(f"operand #{i} has size {s[k]} in dim {k}, operand #0 has {shapes[0][k]}")
+    stmts, off = [], 0
+    inputs = {}
+    for i, s in enumerate(shapes):
+        iv = _vars("d", rank)
+        iv[d] = f"j{i}"
+        dst = list(iv)
+        dst[d] = f"j{i} + {off}" if off else f"j{i}"
+        stmts.append(f"Y[{_idx(dst)}] = X{i}[{_idx(iv)}]")
+        inputs[f"X{i}"] = i
+        off = DYN if DYN in (off, s[d]) else off + s[d]
+        if off == DYN:
+            break
+    out = list(shapes[0])
+    out[d] = off
+    return Instance("; ".join(stmts), inputs, ["Y"], declared={"Y": tuple(out)})
+
+
+_def(OpDef("concat", [Operand("inputs", "variadic", "any")], {"dim": Attr("int")}, _concat,
+           "concatenation along dim", "layout", result_dtype="operand:inputs",
+           example="%y = graph.concat %a, %b {dim = 1} : tensor<4x3xf32>, tensor<4x5xf32> -> tensor<4x8xf32>"))
+
+
+def _split(shapes, attrs):
+    (x,) = shapes
+    d = _norm_dim(attrs["dim"], len(x))
+    sizes = list(attrs["sizes"])
+    if x[d] != DYN and sum(sizes) != x[d]:
+        raise OpError(f"sizes {sizes} add up to {sum(sizes)}, dim {d} has size {x[d]}")
+    stmts, results, off, ext = [], [], 0, {}
+    for i, n in enumerate(sizes):
+        iv = _vars("d", len(x))
+        iv[d] = f"j{i}"
+        src = list(iv)
+        src[d] = f"j{i} + {off}" if off else f"j{i}"
+        stmts.append(f"Y{i}[{_idx(iv)}] = X[{_idx(src)}]")
+        results.append(f"Y{i}")
+        ext[f"j{i}"] = n
+        off += n
+    return Instance("; ".join(stmts), {"X": 0}, results, extents=ext)
+
+
+_def(OpDef("split", [Operand("x", dtype="any")], {"dim": Attr("int"), "sizes": Attr("ints")}, _split,
+           "consecutive pieces of the given sizes along dim", "layout", result_dtype="operand:x",
+           results="variadic",
+           example="%a, %b = graph.split %x {dim = 1, sizes = [3, 5]} : tensor<4x8xf32> -> (tensor<4x3xf32>, tensor<4x5xf32>)"))
+
+
+def _permute(shapes, attrs):
+    (x,) = shapes
+    perm = list(attrs["perm"])
+    if sorted(perm) != list(range(len(x))):
+        raise OpError(f"perm {perm} is not a permutation of 0..{len(x) - 1}")
+    iv = _vars("d", len(x))
+    return Instance(f"Y[{_idx([iv[p] for p in perm])}] = X[{_idx(iv)}]", {"X": 0}, ["Y"])
+
+
+_def(OpDef("permute", [Operand("x", dtype="any")], {"perm": Attr("ints")}, _permute,
+           "dimension permutation: Y dim i is X dim perm[i]", "layout", result_dtype="operand:x",
+           example="%y = graph.permute %x {perm = [1, 0]} : tensor<4x8xf32> -> tensor<8x4xf32>"))
+
+
+def _expand(shapes, attrs):
+    (x,) = shapes
+    shape = list(attrs["shape"])
+    if len(shape) < len(x):
+        raise OpError(f"shape {shape} has fewer dims than the input {_fmt(x)}")
+    lead = len(shape) - len(x)
+    out = []
+    for i, n in enumerate(shape):
+        src = x[i - lead] if i >= lead else 1
+        if n == -1:
+            if i < lead:
+                raise OpError(f"-1 in new leading dim {i}")
+            n = src
+        elif src not in (1, n, DYN):
+            raise OpError(f"cannot expand dim {i - lead} of size {src} to {n}")
+        out.append(n)
+    iv = _vars("d", len(out))
+    acc = _bcast_access("X", x, tuple(out), iv)
+    ext = {v: n for v, n in zip(iv, out) if n != DYN}
+    return Instance(f"Y[{_idx(iv)}] = {acc}", {"X": 0}, ["Y"], extents=ext)
+
+
+_def(OpDef("expand", [Operand("x", dtype="any")], {"shape": Attr("ints")}, _expand,
+           "broadcast to shape (-1 keeps a dim)", "layout", result_dtype="operand:x",
+           example="%y = graph.expand %x {shape = [4, 8]} : tensor<1x8xf32> -> tensor<4x8xf32>"))
+
+
+def _reshape_shape(shapes, attrs, result_shapes):
+    (x,) = shapes
+    (y,) = result_shapes
+    if DYN not in x and DYN not in y and _numel(x) != _numel(y):
+        raise OpError(f"reshape from {_fmt(x)} ({_numel(x)} elements) to {_fmt(y)} ({_numel(y)} elements)")
+    if DYN in y and DYN not in x:
+        known = _numel([d for d in y if d != DYN])
+        if y.count(DYN) != 1 or _numel(x) % known:
+            raise OpError(f"cannot reshape {_fmt(x)} to {_fmt(y)}")
+    return [y]
+
+
+def _reshape_eval(arrays, attrs, result_shapes):
+    (x,) = arrays
+    (y,) = result_shapes
+    return [np.reshape(x, [-1 if d == DYN else d for d in y])]
+
+
+_def(OpDef("reshape", [Operand("x", dtype="any")], {}, None,
+           "row-major reshape (view); the result type names the shape ('?' once for a dynamic dim)", "layout",
+           result_dtype="operand:x", layout_shape=_reshape_shape, layout_eval=_reshape_eval,
+           example="%y = graph.reshape %x : tensor<4x8xf32> -> tensor<32xf32>"))
+
+_def(OpDef("constant", [], {}, None, "a dense constant tensor", "constant", result_dtype="free",
+           layout_shape=lambda s, a, r: r, layout_eval=None,
+           example="%c = graph.constant dense<1.0> : tensor<4xf32>"))
+
+# ------------------------------------------------------------------ queries
+
+
+def instantiate(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any]) -> tuple[Instance, Bound]:
+    """The op's comprehension program applied to ``shapes`` (raises OpError)."""
+    assert opdef.semantics is not None
+    inst = opdef.semantics([tuple(s) for s in shapes], attrs)
+    prog = parse(inst.text, inst.params)
+    names = {n: shapes[p] for n, p in inst.inputs.items() if p < len(shapes)}
+    try:
+        bound = infer_shapes(prog, names, inst.extents, inst.declared)
+    except TCError as e:
+        raise OpError(_rename(e.message, opdef, inst)) from None
+    return inst, bound
+
+
+def _rename(msg: str, opdef: OpDef, inst: Instance) -> str:
+    """Say operand names ('weight') rather than comprehension names ('W')."""
+    flat = flat_operand_names(opdef, max(inst.inputs.values(), default=-1) + 1)
+    for tname, pos in sorted(inst.inputs.items(), key=lambda kv: -len(kv[0])):
+        if pos < len(flat):
+            msg = msg.replace(f"{tname} dim", f"{flat[pos]} dim").replace(f"'{tname}'", f"'{flat[pos]}'")
+    return msg
+
+
+def flat_operand_names(opdef: OpDef, n: int) -> list[str]:
+    out = []
+    for o in opdef.operands:
+        if o.kind == "variadic":
+            out += [f"{o.name}#{i}" for i in range(n - len(out))]
+        else:
+            out.append(o.name)
+    return out[:n] if len(out) >= n else out
+
+
+def infer(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], result_shapes: list[Shape]) -> list[Shape]:
+    """Result shapes of an op instance (DYN where unknown). Raises OpError."""
+    if opdef.layout:
+        assert opdef.layout_shape is not None
+        return opdef.layout_shape([tuple(s) for s in shapes], attrs, [tuple(s) for s in result_shapes])
+    inst, bound = instantiate(opdef, shapes, attrs)
+    return [bound.shapes[r] for r in inst.results]
+
+
+def comprehension_text(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any]) -> str | None:
+    if opdef.layout:
+        return None
+    inst, _ = instantiate(opdef, shapes, attrs)
+    return inst.text
+
+
+def run(opdef: OpDef, arrays: list[np.ndarray], attrs: dict[str, Any], result_shapes: list[Shape],
+        result_dtypes: list[np.dtype]) -> list[np.ndarray]:
+    """Evaluate one op on numpy arrays (float16 / bf16 storage handled by the caller)."""
+    from kitsune.semantics.comprehension import evaluate
+
+    if opdef.layout:
+        assert opdef.layout_eval is not None
+        return opdef.layout_eval(arrays, attrs, result_shapes)
+    inst = opdef.semantics([a.shape for a in arrays], attrs)
+    prog = parse(inst.text, inst.params)
+    env = {n: arrays[p] for n, p in inst.inputs.items() if p < len(arrays)}
+    dtypes = {r: dt for r, dt in zip(inst.results, result_dtypes)}
+    for t in prog.defined():
+        if t not in dtypes:
+            dtypes[t] = np.float32 if not result_dtypes or result_dtypes[0].kind != "f" else result_dtypes[0]
+    out = evaluate(prog, env, inst.extents, inst.declared, dtypes)
+    return [out[r] for r in inst.results]
+
+
+@dataclass
+class OpCounts:
+    flops: int
+    bytes_read: int
+    bytes_written: int
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+
+def op_counts(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], operand_bytes: list[int],
+              result_shapes: list[Shape], result_bytes: list[int]) -> OpCounts:
+    """FLOPs and the fewest bytes one op instance moves (element sizes given per operand/result)."""
+    if opdef.layout:
+        if opdef.name == "constant":
+            return OpCounts(0, 0, sum(_numel(s) * b for s, b in zip(result_shapes, result_bytes)))
+        # a reshape is a view: nothing moves
+        return OpCounts(0, 0, 0)
+    inst, bound = instantiate(opdef, shapes, attrs)
+    c = count(bound)
+    read = 0
+    for name, pos in inst.inputs.items():
+        if pos < len(shapes) and name in c.read_elems:
+            read += c.read_elems[name] * operand_bytes[pos]
+    written = sum(c.write_elems.get(r, 0) * b for r, b in zip(inst.results, result_bytes))
+    return OpCounts(c.flops, read, written)

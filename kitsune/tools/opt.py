@@ -1,0 +1,82 @@
+"""kitsune-opt: xdsl-opt with the Kitsune dialects and passes registered next to xDSL's own."""
+
+from __future__ import annotations
+
+import sys
+from io import StringIO
+from typing import IO
+
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from kitsune.context import kitsune_dialects
+from kitsune.passes import ALL_PASSES
+from kitsune.tools.diagnostics import run_with_diagnostics
+
+
+def _pass_summary() -> str:
+    lines = ["Kitsune passes (-p NAME or -p 'NAME{option=value}'):"]
+    for name, factory in ALL_PASSES.items():
+        cls = factory()
+        doc = (cls.__doc__ or "").strip().splitlines()
+        lines.append(f"  {name:28s} {doc[0] if doc else ''}")
+    return "\n".join(lines)
+
+
+class KitsuneOptMain(xDSLOptMain):
+    def __init__(self, args=None):
+        self._buffer: StringIO | None = None
+        super().__init__(description="Kitsune modular optimizer driver.\n\n" + _pass_summary(), args=args)
+
+    def register_all_arguments(self, arg_parser):
+        import argparse
+
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        super().register_all_arguments(arg_parser)
+
+    def register_all_dialects(self):
+        super().register_all_dialects()
+        for d in kitsune_dialects():
+            if d.name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(d.name, lambda d=d: d)
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, factory in ALL_PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self):
+        super().register_all_targets()
+        try:
+            from kitsune.codegen import TARGETS  # type: ignore
+
+            for name, factory in TARGETS.items():
+                self.available_targets[name] = factory
+        except ImportError:
+            pass
+
+    def prepare_output(self) -> IO[str]:
+        # Write the output file only once everything succeeded: nothing half-written.
+        if self.args.output_file is None:
+            return sys.stdout
+        self._buffer = _KeptStringIO()
+        return self._buffer
+
+    def run(self):
+        self._buffer = None
+        super().run()
+        if self._buffer is not None:
+            with open(self.args.output_file, "w") as f:
+                f.write(self._buffer.getvalue())
+
+
+class _KeptStringIO(StringIO):
+    def close(self):  # xdsl-opt closes the stream; keep the text until success
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_with_diagnostics(lambda: KitsuneOptMain(args=argv).run(), "kitsune-opt")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
