@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
+    DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -540,7 +541,7 @@ def infer_result_types(name: str, operand_types: Sequence[Attribute], result_dty
             result_dtype = operand_types[i].get_element_type()
         else:
             result_dtype = operand_types[0].get_element_type()
-    return [TensorType(result_dtype, [-1 if d == DYN else d for d in s]) for s in shapes]
+    return [TensorType(result_dtype, [DYNAMIC_INDEX if d == DYN else d for d in s]) for s in shapes]
 
 
 Graph = Dialect("graph", list(GRAPH_OPS.values()), [])
