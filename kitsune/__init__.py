@@ -1,0 +1,21 @@
+"""Kitsune: PyTorch models (torch.export) -> GPU dataflow programs, on xDSL.
+
+``import kitsune`` stays cheap: the importer (and torch) load on first use.
+"""
+
+
+def import_module(model, example_inputs, dynamic_shapes=None, **kw):
+    """torch.export + import: ``(graph-dialect module, weights name -> numpy)``.
+
+    See ``kitsune.frontend.torch_export.import_module``.
+    """
+    from kitsune.frontend.torch_export import import_module as _impl
+
+    return _impl(model, example_inputs, dynamic_shapes, **kw)
+
+
+def import_exported(ep, **kw):
+    """An ``ExportedProgram`` -> ``(graph-dialect module, weights)``; see ``kitsune.frontend.torch_export``."""
+    from kitsune.frontend.torch_export import import_exported as _impl
+
+    return _impl(ep, **kw)

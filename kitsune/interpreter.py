@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
 
-from kitsune.dialects.graph import GRAPH_OPS, GraphOp, fmt_type
+from kitsune.dialects.graph import GRAPH_OPS, GraphOp, fmt_loc, fmt_type
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import DYN
 
@@ -88,7 +88,9 @@ def _run_graph_op(op: GraphOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
     try:
         outs = optable.run(od, arrays, op.attrs(), rshapes, [np_dtype(t.get_element_type()) for t in rtypes])
     except (optable.OpError, Exception) as e:  # noqa: BLE001 - report which op failed
-        raise InterpretError(f"{op.name} failed on inputs {[a.shape for a in arrays]}: {e}") from e
+        raise InterpretError(
+            f"{fmt_loc(op)}{op.name} failed on inputs of shapes {[list(a.shape) for a in arrays]}: {e}"
+        ) from e
     return tuple(to_storage(o, t) for o, t in zip(outs, rtypes))
 
 

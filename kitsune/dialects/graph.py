@@ -145,7 +145,11 @@ def _fmt_value(kind: str, v: Any) -> str:
     if kind == "bool":
         return "true" if v else "false"
     if kind == "float":
-        return repr(float(v)) if v == v and abs(v) != float("inf") else ("inf" if v > 0 else "-inf")
+        if v == v and abs(v) != float("inf"):
+            r = repr(float(v))
+            # MLIR float literals need a '.' before the exponent (1e-05 -> 1.0e-05)
+            return r.replace("e", ".0e", 1) if "e" in r and "." not in r else r
+        return "inf" if v > 0 else "-inf"
     if kind == "str":
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return str(v)
@@ -208,6 +212,13 @@ class GraphOp(IRDLOperation):
             if spec.choices and from_attr(spec.kind, a) not in spec.choices:
                 fail(f"attribute '{k}' must be one of {', '.join(map(repr, spec.choices))}, "
                      f"got {from_attr(spec.kind, a)!r}")
+        seg = self.properties.get("operandSegmentSizes")
+        if isinstance(seg, DenseArrayBase):
+            # optional operands are positional: a later one needs every earlier one
+            given = [(o.name, n) for o, n in zip(od.operands, seg.get_values()) if o.kind == "optional"]
+            for (first, n1), (later, n2) in zip(given, given[1:]):
+                if n1 == 0 and n2 > 0:
+                    fail(f"optional operand '{later}' is given without '{first}' (optional operands are positional)")
         names = optable.flat_operand_names(od, len(self.operands))
         for i, o in enumerate(self.operands):
             if not isinstance(o.type, TensorType):

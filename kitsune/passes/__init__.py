@@ -19,9 +19,37 @@ def _graph_decompose():
     return GraphDecomposePass
 
 
+def _kitsune_estimate():
+    from kitsune.passes.estimate import EstimatePass
+
+    return EstimatePass
+
+
+def _kitsune_form_regions():
+    from kitsune.passes.form_regions import FormRegionsPass
+
+    return FormRegionsPass
+
+
+def _convert_graph_to_dataflow():
+    from kitsune.passes.form_regions import ConvertGraphToDataflowPass
+
+    return ConvertGraphToDataflowPass
+
+
+def _kitsune_split_reduction():
+    from kitsune.passes.split_reduction import SplitReductionPass
+
+    return SplitReductionPass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-decompose": _graph_decompose,
+    "kitsune-estimate": _kitsune_estimate,
+    "kitsune-form-regions": _kitsune_form_regions,
+    "kitsune-split-reduction": _kitsune_split_reduction,
+    "convert-graph-to-dataflow": _convert_graph_to_dataflow,
 }
 
 

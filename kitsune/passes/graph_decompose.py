@@ -43,9 +43,11 @@ def _decompose(op: GraphOp, b: GraphBuilder):
     if name == "mean":
         dims = a["dims"] or tuple(range(rank))
         dims = [d % rank for d in dims]
-        n = math.prod(shape[d] for d in dims)
-        if n <= 0:
+        if any(shape[d] < 0 for d in dims):
             return None  # dynamic reduced size: keep the composite
+        n = math.prod(shape[d] for d in dims)
+        if n == 0:
+            return None  # empty reduction: keep the composite
         s = b.op("sum", x, dims=dims, keepdim=a["keepdim"])
         return b.op("mul", s, b.scalar(1.0 / n, s))
     if name in ("layer_norm", "rms_norm"):

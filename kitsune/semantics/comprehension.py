@@ -309,7 +309,9 @@ class _Builder:
 
     def stmt(self, t: lark.Tree) -> Stmt:
         acc, op, rhs = t.children
-        return Stmt(self.access(acc), str(op), self.expr(rhs))
+        stmt = Stmt(self.access(acc), str(op), self.expr(rhs))
+        _check_stmt(stmt, *_pos(t))  # report with the statement's line:col
+        return stmt
 
     def access(self, t: lark.Tree) -> Access:
         name = str(t.children[0])
@@ -400,15 +402,20 @@ class _Builder:
 
 def _check_program(prog: Program) -> None:
     for s in prog.stmts:
-        lhs_vars = [v for ix in s.lhs.indices if isinstance(ix, Affine) for v in ix.vars]
-        if len(lhs_vars) != len(set(lhs_vars)):
-            raise TCError(f"index variable repeated on the left of '{s.lhs}'")
-        if s.op == "=" and s.reduction_vars:
-            raise TCError(
-                f"statement '{s.lhs} = ...' has index variable(s) "
-                f"{', '.join(s.reduction_vars)} only on the right: use an accumulating "
-                f"assignment (+=, *=, max=, min=) to reduce over them"
-            )
+        _check_stmt(s)
+
+
+def _check_stmt(s: Stmt, line: int | None = None, column: int | None = None) -> None:
+    lhs_vars = [v for ix in s.lhs.indices if isinstance(ix, Affine) for v in ix.vars]
+    if len(lhs_vars) != len(set(lhs_vars)):
+        raise TCError(f"index variable repeated on the left of '{s.lhs}'", line, column)
+    if s.op == "=" and s.reduction_vars:
+        raise TCError(
+            f"statement '{s.lhs} = ...' has index variable(s) "
+            f"{', '.join(s.reduction_vars)} only on the right: use an accumulating "
+            f"assignment (+=, *=, max=, min=) to reduce over them",
+            line, column,
+        )
 
 
 # ------------------------------------------------------------------ shape rules
@@ -631,6 +638,12 @@ class _Domain:
                 idx[d] = ia
             bad = (ia < 0) | (ia >= arr.shape[d])
             if bad.any():
+                if isinstance(a.indices[d], Indirect):
+                    b = np.asarray(ia)[np.asarray(bad)]
+                    raise TCError(
+                        f"index {int(b.flat[0])} out of range for {a.tensor} dim {d} (size {arr.shape[d]}) "
+                        f"in '{a}'"
+                    )
                 mask = bad if mask is None else (mask | bad)
                 idx[d] = np.clip(ia, 0, arr.shape[d] - 1)
         if not idx:

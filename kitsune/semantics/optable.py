@@ -326,7 +326,8 @@ def _layer_norm(shapes, attrs):
     P, F = _idx(p), _idx(p + r)
     rr = _idx(r)
     for i, w in enumerate(shapes[1:], 1):
-        if tuple(w) != tuple(s[len(p):]) and DYN not in w:
+        want = tuple(s[len(p):])
+        if len(w) != len(want) or any(a != b and DYN not in (a, b) for a, b in zip(w, want)):
             raise OpError(f"{'weight' if i == 1 else 'bias'} has shape {_fmt(w)}, expected {_fmt(s[len(p):])}")
     y = f"D[{F}] * R[{P}]"
     if len(shapes) > 1:
@@ -417,6 +418,8 @@ def _linear(shapes, attrs):
     if len(shapes) > 2:
         if len(shapes[2]) != 1:
             raise OpError(f"bias must be [out_features], got {_fmt(shapes[2])}")
+        if DYN not in (shapes[2][0], w[0]) and shapes[2][0] != w[0]:
+            raise OpError(f"bias has {shapes[2][0]} elements, weight has {w[0]} out_features")
         text = f"P[{y}] += X[{_idx(lead + ['k'])}] * W[n, k]; Y[{y}] = P[{y}] + Bias[n]"
     return Instance(text, {"X": 0, "W": 1, "Bias": 2}, ["Y"])
 
@@ -445,6 +448,8 @@ def _conv2d(shapes, attrs):
         raise OpError(f"groups = {g} must divide input channels {x[1]} and output channels {w[0]}")
     if x[1] != DYN and w[1] * g != x[1]:
         raise OpError(f"weight has {w[1]} input channels per group, input has {x[1]} channels / {g} groups")
+    if len(shapes) > 2 and (len(shapes[2]) != 1 or DYN not in (shapes[2][0], w[0]) and shapes[2][0] != w[0]):
+        raise OpError(f"bias must be [{w[0]}] (one per output channel), got {_fmt(shapes[2])}")
     params = {"s0": s[0], "s1": s[1], "p0": p[0], "p1": p[1], "e0": d[0], "e1": d[1], "CG": w[1], "FG": w[0] // g}
     win = "X[n, g*$CG + c, oh*$s0 + kh*$e0 - $p0, ow*$s1 + kw*$e1 - $p1]"
     if g == 1:
@@ -578,6 +583,13 @@ _def(OpDef("gather", [Operand("x", dtype="any"), Operand("indices", dtype="int")
            "torch.gather: Y[..i..] = X[.., I[..i..], ..]", "gather", result_dtype="operand:x"))
 
 
+def _check_other_dims(s: Shape, x: Shape, d: int) -> None:
+    """A scattered source must match x in every dim but d (the comprehension allows partial writes)."""
+    for k in range(len(x)):
+        if k != d and DYN not in (s[k], x[k]) and s[k] != x[k]:
+            raise OpError(f"source has size {s[k]} in dim {k}, x has {x[k]}")
+
+
 def _index_add(shapes, attrs):
     x, i, s = shapes
     if len(i) != 1:
@@ -585,6 +597,9 @@ def _index_add(shapes, attrs):
     d = _norm_dim(attrs["dim"], len(x))
     if len(s) != len(x):
         raise OpError(f"source must have the rank of x ({len(x)}), got {_fmt(s)}")
+    _check_other_dims(s, x, d)
+    if DYN not in (s[d], i[0]) and s[d] != i[0]:
+        raise OpError(f"source has size {s[d]} along dim {d}, indices has {i[0]}")
     iv = _vars("d", len(x))
     dst = list(iv)
     dst[d] = "I[j]"
@@ -638,6 +653,9 @@ _def(OpDef("slice", [Operand("x", dtype="any")], dict(_SLICE_ATTRS), _slice,
 def _slice_scatter(shapes, attrs):
     x, s = shapes
     d = _norm_dim(attrs["dim"], len(x))
+    if len(s) != len(x):
+        raise OpError(f"source must have the rank of x ({len(x)}), got {_fmt(s)}")
+    _check_other_dims(s, x, d)
     start, n, step = _slice_params(x[d], attrs)
     if n != DYN and s[d] != DYN and s[d] != n:
         raise OpError(f"source has size {s[d]} along dim {d}, the slice has {n}")

@@ -17,8 +17,9 @@ def _pass_summary() -> str:
     lines = ["Kitsune passes (-p NAME or -p 'NAME{option=value}'):"]
     for name, factory in ALL_PASSES.items():
         cls = factory()
-        doc = (cls.__doc__ or "").strip().splitlines()
-        lines.append(f"  {name:28s} {doc[0] if doc else ''}")
+        # the docstring's first paragraph, on one line
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+        lines.append(f"  {name:28s} {doc}")
     return "\n".join(lines)
 
 
@@ -53,6 +54,19 @@ class KitsuneOptMain(xDSLOptMain):
                 self.available_targets[name] = factory
         except ImportError:
             pass
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):
+        # With --split-input-file the parser sees one chunk at a time: shift the
+        # graph ops' file:line:col locations so diagnostics name the line in the file.
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is not None and start_offset:
+            from xdsl.dialects.builtin import FileLineColLoc, IntAttr
+
+            for op in module.walk():
+                loc = op.location
+                if isinstance(loc, FileLineColLoc):
+                    op.location = FileLineColLoc(loc.filename, IntAttr(loc.line.data + start_offset), loc.column)
+        return module
 
     def prepare_output(self) -> IO[str]:
         # Write the output file only once everything succeeded: nothing half-written.

@@ -1,0 +1,1227 @@
+"""torch.export -> graph dialect.
+
+    module, weights = import_module(model, example_inputs, dynamic_shapes=None)
+    module, weights = import_exported(torch.export.export(model, example_inputs))
+
+The result is a ``builtin.module`` holding ``func.func @main`` in the graph
+dialect, and a dict ``torch name -> numpy array`` of the weights (saved by the
+CLI as an ``.npz`` side file, never embedded in the IR).
+
+Decompositions
+--------------
+The exported program is lowered with ``torch.export.default_decompositions()``
+(core ATen) *minus* the ops the graph dialect has natively, which are better
+kept whole for fusion and for the cost model (``KEPT_OPS``):
+``scaled_dot_product_attention`` (-> ``graph.attention``, GQA via
+``enable_gqa``), ``linear`` (-> ``graph.linear``), ``layer_norm``
+(-> ``graph.layer_norm``), ``rms_norm``, ``gelu``, ``silu`` and ``matmul``
+(-> ``graph.matmul``, batched / broadcast). Everything else arrives as core
+ATen and is mapped op by op (``HANDLERS``); an ATen op needing several graph
+ops emits several (e.g. ``addmm`` -> ``linear`` when its second matrix is a
+transposed weight, else ``matmul`` + ``add``; ``select`` -> ``slice`` +
+``reshape``; ``any.dim`` -> ``ne``/``cast``/``amax``/``gt``). Ops that only
+produce values for other ops statically (``arange`` offsets of
+``_embedding_bag``) are folded; dead ops are removed at the end.
+
+Arguments
+---------
+Parameters, buffers and lifted constants become ``@main`` arguments, in the
+graph signature's order, then the user inputs. Each argument carries
+``{kitsune.name = "<torch name>", kitsune.kind = "parameter" | "buffer" |
+"constant" | "input"}``; user inputs are named by their placeholder names.
+Results carry ``kitsune.name`` (the output node's name). bf16 weights are
+stored as float32 arrays holding bf16 values (numpy has no bf16); the
+interpreter rounds them on entry. Scalars become rank-0 ``graph.constant``
+operands of the other operand's element type. ``full`` / ``zeros`` /
+``arange`` with static arguments become (splat) constants.
+
+Locations
+---------
+Every op carries ``loc("file.py":line:col)``: the innermost frame of the FX
+node's ``stack_trace`` (the user's source line). Print with
+``module_to_text`` (debug info on) to keep them in the text.
+
+Dynamic shapes
+--------------
+Symbolic dims (``torch.export.Dim``) become ``?`` in tensor types; ``view``
+/ ``reshape`` take their result type from the FX metadata.
+
+Unsupported ops
+---------------
+Every unsupported op in the graph is collected and reported at once by
+:class:`UnsupportedOpsError` (aten op + overload + reason + source line).
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import operator
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from kitsune.dialects import graph
+
+aten = torch.ops.aten
+
+__all__ = [
+    "KitsuneImportError",
+    "UnsupportedOpsError",
+    "import_module",
+    "import_exported",
+    "decomposition_table",
+    "module_to_text",
+    "save_weights",
+    "arguments",
+    "op_counts",
+    "rel_err",
+    "demo",
+    "KEPT_OPS",
+    "HANDLERS",
+]
+
+
+# ------------------------------------------------------------------ errors
+
+
+class KitsuneImportError(Exception):
+    """The model cannot be imported (base class of the importer's errors)."""
+
+
+@dataclass
+class Unsupported:
+    op: str  # e.g. "aten.cumsum.default"
+    reason: str
+    loc: str  # "file.py:12" or ""
+    source: str = ""  # the source line's text
+
+    def __str__(self) -> str:
+        where = f"{self.loc}: " if self.loc else ""
+        src = f"\n    {self.source}" if self.source else ""
+        return f"{where}error: unsupported op {self.op}: {self.reason}{src}"
+
+
+class UnsupportedOpsError(KitsuneImportError):
+    """Lists every unsupported op of the graph (op, overload, user source line)."""
+
+    def __init__(self, items: list[Unsupported]):
+        self.items = items
+        n = len(items)
+        lines = [f"{n} unsupported op{'s' if n != 1 else ''} in the exported graph:"]
+        lines += [str(it) for it in items]
+        super().__init__("\n".join(lines))
+
+
+class _Skip(Exception):
+    """A handler's 'this instance is unsupported' (with a reason)."""
+
+
+# ------------------------------------------------------------- decompositions
+
+KEPT_OPS = [
+    aten.scaled_dot_product_attention.default,
+    aten.linear.default,
+    aten.layer_norm.default,
+    aten.gelu.default,
+    aten.silu.default,
+    aten.matmul.default,
+]
+if hasattr(aten, "rms_norm"):
+    KEPT_OPS.append(aten.rms_norm.default)
+
+
+def decomposition_table() -> dict:
+    """Core-ATen decompositions minus the ops the graph dialect keeps whole."""
+    try:
+        tbl = torch.export.default_decompositions()
+    except AttributeError:  # pragma: no cover - older torch
+        from torch._decomp import core_aten_decompositions
+
+        tbl = core_aten_decompositions()
+    for op in KEPT_OPS:
+        tbl.pop(op, None)
+    return tbl
+
+
+# ------------------------------------------------------------------ types
+
+_ELEM = {
+    torch.float32: Float32Type,
+    torch.float16: Float16Type,
+    torch.bfloat16: BFloat16Type,
+    torch.float64: Float64Type,
+}
+_INT = {torch.int64: 64, torch.int32: 32, torch.int16: 16, torch.int8: 8, torch.bool: 1}
+
+
+def elem_type(dt: torch.dtype):
+    if dt in _ELEM:
+        return _ELEM[dt]()
+    if dt in _INT:
+        return IntegerType(_INT[dt])
+    raise _Skip(f"element type {dt} is not supported")
+
+
+def _dim(d) -> int:
+    if isinstance(d, int):
+        return d
+    try:
+        v = d.node.maybe_as_int()
+        if v is not None:
+            return int(v)
+    except Exception:  # noqa: BLE001
+        pass
+    return DYNAMIC_INDEX
+
+
+def tensor_type(val) -> TensorType:
+    return TensorType(elem_type(val.dtype), [_dim(d) for d in val.shape])
+
+
+def _shape(v: SSAValue) -> list[int]:
+    return list(v.type.get_shape())
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, (Float32Type, Float16Type, BFloat16Type, Float64Type))
+
+
+# ------------------------------------------------------------------ locations
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _location(node: torch.fx.Node) -> tuple[str, int, int, str] | None:
+    st = node.meta.get("stack_trace")
+    if not st:
+        return None
+    frames = _FRAME.findall(st)
+    if not frames:
+        return None
+    user = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
+    file, line = (user or frames)[-1]
+    line = int(line)
+    text = linecache.getline(file, line)
+    col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+    return file, line, col, text.strip()
+
+
+# ------------------------------------------------------------------ importer
+
+
+@dataclass
+class _Sym:
+    """A symbolic int (sym_size of a dynamic dim)."""
+
+    node: Any
+
+
+class _Importer:
+    def __init__(self, ep: torch.export.ExportedProgram, with_weights: bool = True):
+        self.ep = ep
+        self.with_weights = with_weights
+        self.env: dict[torch.fx.Node, Any] = {}
+        self.static: dict[torch.fx.Node, np.ndarray] = {}  # statically known int tensors (arange)
+        self.block = Block()
+        self.unsupported: list[Unsupported] = []
+        self.loc = FileLineColLoc(StringAttr("<torch.export>"), IntAttr(0), IntAttr(0))
+        self.node: torch.fx.Node | None = None
+        self._consts: dict[tuple, SSAValue] = {}
+
+    # ---- emission
+
+    def emit(self, name: str, operands: Sequence[SSAValue], rt=None, **attrs) -> SSAValue | list[SSAValue]:
+        operands = list(operands)
+        if rt is None:
+            try:
+                rts = graph.infer_result_types(name, [o.type for o in operands], **attrs)
+            except Exception as e:  # noqa: BLE001
+                raise _Skip(f"graph.{name}: {e}") from None
+        else:
+            rts = rt if isinstance(rt, list) else [rt]
+        op = graph.build(name, operands, rts, **attrs)
+        op.location = self.loc
+        self.block.add_op(op)
+        if graph.OPS[name].results == "variadic":
+            return list(op.results)
+        return op.results[0]
+
+    def const(self, value, elem, shape: Sequence[int] = ()) -> SSAValue:
+        """A constant: a scalar (splat over shape) or an array of shape."""
+        t = TensorType(elem, list(shape))
+        if isinstance(value, np.ndarray):
+            vals = value.reshape(-1).tolist()
+            key = None
+        else:
+            vals = [value]
+            key = (repr(value), str(t))
+        if key is not None and key in self._consts:
+            return self._consts[key]
+        if _is_float(elem):
+            vals = [float(v) for v in vals]
+        elif isinstance(elem, IntegerType) and elem.width.data == 1:
+            vals = [1 if v else 0 for v in vals]
+        else:
+            vals = [int(v) for v in vals]
+        attr = DenseIntOrFPElementsAttr.from_list(t, vals)
+        op = graph.build("constant", [], [t], value=attr)
+        op.location = self.loc
+        self.block.add_op(op)
+        if key is not None:
+            self._consts[key] = op.results[0]
+        return op.results[0]
+
+    def cast(self, v: SSAValue, elem) -> SSAValue:
+        if v.type.get_element_type() == elem:
+            return v
+        return self.emit("cast", [v], TensorType(elem, _shape(v)))
+
+    def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        shape = list(shape)
+        # fold reshape chains (select -> view -> embedding_bag gives three)
+        while isinstance(v.owner, graph.GRAPH_OPS["reshape"]) and sum(d < 0 for d in shape) <= 1:
+            v = v.owner.operands[0]
+        if _shape(v) == shape:
+            return v
+        return self.emit("reshape", [v], TensorType(v.type.get_element_type(), shape))
+
+    # ---- values
+
+    def t(self, a) -> SSAValue:
+        """The SSA value of a tensor argument."""
+        if isinstance(a, torch.fx.Node):
+            v = self.env[a]
+            if isinstance(v, SSAValue):
+                return v
+            raise _Skip(f"argument {a.name} is not a tensor")
+        raise _Skip(f"expected a tensor argument, got {a!r}")
+
+    def scalar(self, a):
+        if isinstance(a, torch.fx.Node):
+            v = self.env.get(a)
+            if isinstance(v, (int, float, bool)):
+                return v
+            raise _Skip(f"argument {a.name} is a symbolic / runtime scalar")
+        return a
+
+    def ints(self, a) -> list[int]:
+        return [int(self.scalar(x)) for x in a]
+
+    def out_type(self) -> TensorType:
+        val = self.node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise _Skip("no tensor metadata on the node")
+        return tensor_type(val)
+
+    def meta(self, a):
+        if isinstance(a, torch.fx.Node):
+            return a.meta.get("val")
+        return a
+
+    # ---- main loop
+
+    def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+        ep = self.ep
+        sig = ep.graph_signature
+        placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+        specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+        arg_types, arg_attrs, weights = [], [], {}
+        kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant", "USER_INPUT": "input"}
+        order = []
+        for n in placeholders:
+            spec = specs.get(n.name)
+            kind = kinds.get(spec.kind.name) if spec is not None else "input"
+            val = n.meta.get("val")
+            if val is None and kind == "input":  # an input passed as None: no argument
+                self.env[n] = None
+                continue
+            if kind is None or not isinstance(val, torch.Tensor):
+                what = spec.kind.name.lower() if spec is not None and kind is None else f"{type(val).__name__}"
+                self.unsupported.append(Unsupported(f"placeholder {n.name}", f"non-tensor input ({what})", ""))
+                continue
+            name = spec.target if kind != "input" and spec.target else n.name
+            try:
+                ty = tensor_type(val)
+            except _Skip as e:
+                self.unsupported.append(Unsupported(f"placeholder {n.name}", str(e), ""))
+                continue
+            order.append((n, ty))
+            arg_types.append(ty)
+            arg_attrs.append(DictionaryAttr({"kitsune.name": StringAttr(name), "kitsune.kind": StringAttr(kind)}))
+            if kind != "input" and self.with_weights:
+                t = ep.state_dict.get(name) if name in ep.state_dict else ep.constants.get(name)
+                if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                    t = t.detach().cpu()
+                    weights[name] = (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+        self.block = Block(arg_types=arg_types)
+        for (n, _), a in zip(order, self.block.args):
+            self.env[n] = a
+
+        for s in sig.output_specs:
+            if s.kind.name != "USER_OUTPUT":
+                self.unsupported.append(Unsupported(f"output {getattr(s.arg, 'name', '?')}",
+                                                    f"{s.kind.name.lower()} outputs (in-place state updates) "
+                                                    "are not supported", ""))
+        out_node = None
+        for node in ep.graph.nodes:
+            if node.op == "call_function":
+                self.convert(node)
+            elif node.op == "output":
+                out_node = node
+            elif node.op == "get_attr":
+                self.env[node] = None
+        results, res_attrs = [], []
+        if out_node is not None:
+            for a in _flatten(out_node.args[0]):
+                if isinstance(a, torch.fx.Node):
+                    v = self.env.get(a)
+                    if isinstance(v, SSAValue):
+                        results.append(v)
+                        res_attrs.append(DictionaryAttr({"kitsune.name": StringAttr(a.name)}))
+                    elif v is not _POISON:
+                        self.unsupported.append(Unsupported(f"output {a.name}", "is not a tensor", ""))
+                elif a is not None:
+                    self.unsupported.append(Unsupported("output", f"constant output {a!r} is not supported", ""))
+        if self.unsupported:
+            raise UnsupportedOpsError(self.unsupported)
+        ret = func.ReturnOp(*results)
+        ret.location = self.loc
+        self.block.add_op(ret)
+        _dce(self.block)
+        f = func.FuncOp("main", (arg_types, [r.type for r in results]), Region(self.block),
+                        arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
+        module = ModuleOp([f])
+        module.verify()
+        return module, weights
+
+    def convert(self, node: torch.fx.Node) -> None:
+        self.node = node
+        where = _location(node)
+        if where is not None:
+            self.loc = FileLineColLoc(StringAttr(where[0]), IntAttr(where[1]), IntAttr(where[2]))
+        loc_s = f"{where[0]}:{where[1]}:{where[2]}" if where else ""
+        src = where[3] if where else ""
+        target = node.target
+        opname = _op_name(target)
+        h = HANDLERS.get(target)
+        if h is None and isinstance(target, torch._ops.OpOverload):
+            h = HANDLERS.get(target.overloadpacket)
+        if h is None:
+            self.unsupported.append(Unsupported(opname, "no mapping to the graph dialect", loc_s, src))
+            self.env[node] = _POISON
+            return
+        deps = [a for a in node.all_input_nodes]
+        if any(self.env.get(a) is _POISON for a in deps):
+            self.env[node] = _POISON
+            return
+        try:
+            self.env[node] = h(self, node, *node.args, **node.kwargs)
+        except _Skip as e:
+            self.unsupported.append(Unsupported(opname, str(e), loc_s, src))
+            self.env[node] = _POISON
+
+
+_POISON = object()
+
+
+def _flatten(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flatten(y)
+    else:
+        yield x
+
+
+def _op_name(target) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return f"{target.namespace}.{target._opname}.{target._overloadname}"
+    return getattr(target, "__name__", str(target))
+
+
+def _dce(block: Block) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(block.ops)):
+            if isinstance(op, graph.GraphOp) and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+                changed = True
+
+
+# ------------------------------------------------------------------ handlers
+
+HANDLERS: dict[Any, Callable] = {}
+
+
+def _h(*targets):
+    def deco(fn):
+        for t in targets:
+            HANDLERS[t] = fn
+        return fn
+
+    return deco
+
+
+def _unary(name):
+    def h(imp, node, x, *rest, **kw):
+        return imp.emit(name, [imp.t(x)], imp.out_type())
+
+    return h
+
+
+for _n in ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf", "reciprocal", "silu"]:
+    HANDLERS[getattr(aten, _n).default] = _unary(_n)
+
+
+@_h(aten.gelu.default)
+def _gelu(imp, node, x, approximate="none"):
+    return imp.emit("gelu", [imp.t(x)], imp.out_type(), approximate=approximate)
+
+
+@_h(aten.pow.Tensor_Scalar)
+def _pow(imp, node, x, e):
+    e = imp.scalar(e)
+    xv = imp.t(x)
+    rt = imp.out_type()
+    xv = imp.cast(xv, rt.get_element_type())
+    if not _is_float(rt.get_element_type()):
+        raise _Skip("integer pow is not supported")
+    return imp.emit("pow", [xv], rt, exponent=float(e))
+
+
+def _operand(imp, a, elem) -> SSAValue:
+    if isinstance(a, torch.fx.Node) and isinstance(imp.env.get(a), SSAValue):
+        return imp.cast(imp.t(a), elem)
+    v = imp.scalar(a)
+    if isinstance(v, torch.Tensor):
+        raise _Skip("tensor constant operands are not supported")
+    return imp.const(v, elem)
+
+
+def _binary(name, compare=False, swap=False):
+    def h(imp, node, a, b, alpha=1, **kw):
+        if kw.get("rounding_mode") is not None:
+            raise _Skip(f"rounding_mode={kw['rounding_mode']!r} is not supported")
+        if swap:
+            a, b = b, a
+        rt = imp.out_type()
+        if compare:
+            try:
+                dt = torch.result_type(imp.meta(a), imp.meta(b))
+            except Exception:  # noqa: BLE001
+                dt = imp.meta(a).dtype if isinstance(imp.meta(a), torch.Tensor) else imp.meta(b).dtype
+            elem = elem_type(dt)
+        else:
+            elem = rt.get_element_type()
+        av = _operand(imp, a, elem)
+        if alpha != 1 and name in ("add", "sub"):
+            if isinstance(b, torch.fx.Node):
+                bv = imp.emit("mul", [_operand(imp, b, elem), imp.const(imp.scalar(alpha), elem)])
+            else:
+                bv = imp.const(imp.scalar(b) * imp.scalar(alpha), elem)
+        else:
+            bv = _operand(imp, b, elem)
+        return imp.emit(name, [av, bv], rt)
+
+    return h
+
+
+for _n, _cmp in [("add", False), ("sub", False), ("mul", False), ("div", False),
+                 ("eq", True), ("ne", True), ("lt", True), ("le", True), ("gt", True), ("ge", True)]:
+    _f = _binary(_n, _cmp)
+    for _ov in ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode"):
+        if hasattr(getattr(aten, _n), _ov):
+            HANDLERS[getattr(getattr(aten, _n), _ov)] = _f
+HANDLERS[aten.rsub.Scalar] = _binary("sub", swap=True)
+HANDLERS[aten.rsub.Tensor] = lambda imp, node, a, b, alpha=1: _binary("sub")(imp, node, b, a) if alpha == 1 \
+    else (_ for _ in ()).throw(_Skip("rsub with alpha"))
+HANDLERS[aten.maximum.default] = _binary("maximum")
+HANDLERS[aten.minimum.default] = _binary("minimum")
+
+
+@_h(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+def _where(imp, node, c, a, b):
+    rt = imp.out_type()
+    cv = imp.t(c)
+    if cv.type.get_element_type() != IntegerType(1):
+        cv = imp.emit("ne", [cv, imp.const(0, cv.type.get_element_type())])
+    e = rt.get_element_type()
+    return imp.emit("where", [cv, _operand(imp, a, e), _operand(imp, b, e)], rt)
+
+
+@_h(aten.clamp.default, aten.hardtanh.default)
+def _clamp(imp, node, x, lo=None, hi=None):
+    rt = imp.out_type()
+    v = imp.cast(imp.t(x), rt.get_element_type())
+    if lo is not None:
+        v = imp.emit("maximum", [v, imp.const(imp.scalar(lo), rt.get_element_type())])
+    if hi is not None:
+        v = imp.emit("minimum", [v, imp.const(imp.scalar(hi), rt.get_element_type())])
+    return v
+
+
+@_h(aten.logical_not.default)
+def _logical_not(imp, node, x):
+    v = imp.t(x)
+    e = v.type.get_element_type()
+    return imp.emit("eq", [v, imp.const(0, e)], imp.out_type())
+
+
+@_h(aten.logical_and.default, aten.logical_or.default)
+def _logical_bin(imp, node, a, b):
+    av, bv = imp.t(a), imp.t(b)
+    f32 = Float32Type()
+
+    def as01(v):
+        if v.type.get_element_type() != IntegerType(1):
+            v = imp.emit("ne", [v, imp.const(0, v.type.get_element_type())])
+        return imp.cast(v, f32)
+
+    m = imp.emit("mul" if node.target == aten.logical_and.default else "maximum", [as01(av), as01(bv)])
+    return imp.emit("gt", [m, imp.const(0.0, f32)], imp.out_type())
+
+
+@_h(aten.any.dim, aten.any.dims, aten.any.default)
+def _any(imp, node, x, dim=None, keepdim=False):
+    v = imp.t(x)
+    if v.type.get_element_type() != IntegerType(1):
+        v = imp.emit("ne", [v, imp.const(0, v.type.get_element_type())])
+    f = imp.cast(v, Float32Type())
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    m = imp.emit("amax", [f], dims=dims, keepdim=keepdim)
+    return imp.emit("gt", [m, imp.const(0.0, Float32Type())], imp.out_type())
+
+
+@_h(aten.clone.default, aten.alias.default, aten.contiguous.default, aten.detach.default,
+    aten.lift_fresh_copy.default, aten._to_copy.default, aten.to.dtype, aten._to_dim_order_copy.default
+    if hasattr(aten, "_to_dim_order_copy") else aten.clone.default, aten.type_as.default)
+def _copy(imp, node, x, *args, **kw):
+    v = imp.t(x)
+    rt = imp.out_type()
+    return imp.cast(v, rt.get_element_type())
+
+
+@_h(aten._assert_tensor_metadata.default, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
+    aten._assert_async.msg)
+def _noop(imp, node, *args, **kw):
+    return None
+
+
+@_h(aten.sym_size.int)
+def _sym_size(imp, node, x, d):
+    n = _dim(node.meta.get("val")) if node.meta.get("val") is not None else -1
+    return n if n >= 0 else _Sym(node)
+
+
+@_h(operator.getitem)
+def _getitem(imp, node, x, i):
+    v = imp.env[x]
+    if not isinstance(v, (tuple, list)):
+        raise _Skip("getitem of a non-tuple")
+    r = v[i]
+    if r is None:
+        raise _Skip(f"result #{i} of {x.name} ({_op_name(x.target)}) is not supported (values only)")
+    return r
+
+
+# ---- layout
+
+
+@_h(aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.view_copy.default,
+    aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
+    aten.flatten.using_ints, aten.unflatten.int)
+def _view(imp, node, x, *args):
+    return imp.reshape(imp.t(x), imp.out_type().get_shape())
+
+
+@_h(aten.permute.default)
+def _permute(imp, node, x, perm):
+    v = imp.t(x)
+    perm = [p % max(len(_shape(v)), 1) for p in perm]
+    if perm == list(range(len(perm))):
+        return v
+    return imp.emit("permute", [v], imp.out_type(), perm=perm)
+
+
+@_h(aten.t.default, aten.numpy_T.default)
+def _t(imp, node, x):
+    v = imp.t(x)
+    if len(_shape(v)) < 2:
+        return v
+    return imp.emit("permute", [v], imp.out_type(), perm=[1, 0])
+
+
+@_h(aten.transpose.int)
+def _transpose(imp, node, x, a, b):
+    v = imp.t(x)
+    r = len(_shape(v))
+    perm = list(range(r))
+    a, b = a % r, b % r
+    perm[a], perm[b] = perm[b], perm[a]
+    if a == b:
+        return v
+    return imp.emit("permute", [v], imp.out_type(), perm=perm)
+
+
+@_h(aten.expand.default, aten.expand_copy.default)
+def _expand(imp, node, x, size, implicit=False):
+    v = imp.t(x)
+    out = imp.out_type().get_shape()
+    src = _shape(v)
+    lead = len(out) - len(src)
+    shape = []
+    for i, n in enumerate(out):
+        if n < 0 or (i >= lead and src[i - lead] == n):
+            if i < lead:
+                raise _Skip("expand to a new dynamic leading dim")
+            shape.append(-1)
+        else:
+            shape.append(n)
+    if lead == 0 and all(s == -1 for s in shape):
+        return v
+    return imp.emit("expand", [v], imp.out_type(), shape=shape)
+
+
+def _static_dim(imp, v, d):
+    n = _shape(v)[d]
+    if n < 0:
+        raise _Skip(f"dim {d} is dynamic")
+    return n
+
+
+@_h(aten.slice.Tensor, aten.slice_copy.Tensor)
+def _slice(imp, node, x, dim=0, start=None, end=None, step=1):
+    v = imp.t(x)
+    r = len(_shape(v))
+    dim %= r
+    start = 0 if start is None else imp.scalar(start)
+    end = None if end is None else imp.scalar(end)
+    size = _shape(v)[dim]
+    if size >= 0:
+        if end is None or end > size:
+            end = size
+        if start == 0 and end == size and step == 1:
+            return v
+    elif end is not None and end >= 2**62:
+        end = None
+    return imp.emit("slice", [v], imp.out_type(), dim=dim, start=int(start), end=end, step=int(step))
+
+
+@_h(aten.select.int, aten.select_copy.int)
+def _select(imp, node, x, dim, index):
+    v = imp.t(x)
+    r = len(_shape(v))
+    dim %= r
+    index = imp.scalar(index)
+    if index < 0:
+        index += _static_dim(imp, v, dim)
+    sl = imp.emit("slice", [v], dim=dim, start=index, end=index + 1)
+    return imp.reshape(sl, imp.out_type().get_shape())
+
+
+@_h(aten.cat.default, aten.concat.default)
+def _cat(imp, node, xs, dim=0):
+    rt = imp.out_type()
+    vals = [imp.t(x) for x in xs]
+    vals = [v for v in vals if not (len(_shape(v)) == 1 and _shape(v)[0] == 0)]  # torch's legacy empty tensors
+    vals = [imp.cast(v, rt.get_element_type()) for v in vals]
+    if len(vals) == 1:
+        return vals[0]
+    return imp.emit("concat", vals, rt, dim=dim % len(rt.get_shape()))
+
+
+@_h(aten.split_with_sizes.default, aten.split.Tensor, aten.split_with_sizes_copy.default, aten.split.sizes)
+def _split(imp, node, x, sizes, dim=0):
+    v = imp.t(x)
+    r = len(_shape(v))
+    dim %= r
+    if isinstance(sizes, int):
+        n = _static_dim(imp, v, dim)
+        sizes = [min(sizes, n - i) for i in range(0, n, sizes)]
+    sizes = imp.ints(sizes)
+    vals = node.meta.get("val")
+    rts = [tensor_type(t) for t in vals]
+    return tuple(imp.emit("split", [v], rts, dim=dim, sizes=sizes))
+
+
+@_h(aten.unbind.int)
+def _unbind(imp, node, x, dim=0):
+    v = imp.t(x)
+    dim %= len(_shape(v))
+    n = _static_dim(imp, v, dim)
+    parts = imp.emit("split", [v], dim=dim, sizes=[1] * n)
+    return tuple(imp.reshape(p, tensor_type(t).get_shape()) for p, t in zip(parts, node.meta["val"]))
+
+
+# ---- reductions / normalisations
+
+
+def _reduce(name):
+    def h(imp, node, x, dims=None, keepdim=False, *rest, **kw):
+        v = imp.t(x)
+        rt = imp.out_type()
+        if not _is_float(v.type.get_element_type()) or not _is_float(rt.get_element_type()):
+            raise _Skip(f"{name} over non-float elements")
+        v = imp.cast(v, rt.get_element_type())
+        if isinstance(dims, int):
+            dims = [dims]
+        dims = list(dims or [])
+        r = len(_shape(v))
+        dims = sorted(d % r for d in dims) if r else []
+        return imp.emit(name, [v], rt, dims=dims, keepdim=bool(keepdim))
+
+    return h
+
+
+for _n, _ts in [("sum", [aten.sum.dim_IntList, aten.sum.default]), ("mean", [aten.mean.dim, aten.mean.default]),
+                ("amax", [aten.amax.default]), ("amin", [aten.amin.default]),
+                ("prod", [aten.prod.dim_int, aten.prod.default])]:
+    for _t_ in _ts:
+        HANDLERS[_t_] = _reduce(_n)
+
+
+def _softmax_h(name):
+    def h(imp, node, x, dim, *rest, **kw):
+        rt = imp.out_type()
+        v = imp.cast(imp.t(x), rt.get_element_type())
+        return imp.emit(name, [v], rt, dim=dim % max(len(_shape(v)), 1))
+
+    return h
+
+
+for _t_ in (aten._softmax.default, aten.softmax.int):
+    HANDLERS[_t_] = _softmax_h("softmax")
+for _t_ in (aten._log_softmax.default, aten.log_softmax.int):
+    HANDLERS[_t_] = _softmax_h("log_softmax")
+
+
+def _opt(imp, a) -> list[SSAValue]:
+    return [] if a is None else [imp.t(a)]
+
+
+@_h(aten.layer_norm.default)
+def _layer_norm(imp, node, x, shape, w=None, b=None, eps=1e-5, cudnn=False):
+    if w is None and b is not None:
+        raise _Skip("layer_norm with a bias but no weight")
+    return imp.emit("layer_norm", [imp.t(x), *_opt(imp, w), *_opt(imp, b)], imp.out_type(),
+                    normalized_rank=len(shape), eps=float(eps))
+
+
+@_h(aten.native_layer_norm.default)
+def _native_layer_norm(imp, node, x, shape, w, b, eps):
+    if w is None and b is not None:
+        raise _Skip("layer_norm with a bias but no weight")
+    y = imp.emit("layer_norm", [imp.t(x), *_opt(imp, w), *_opt(imp, b)], tensor_type(node.meta["val"][0]),
+                 normalized_rank=len(shape), eps=float(eps))
+    return (y, None, None)
+
+
+if hasattr(aten, "rms_norm"):
+    @_h(aten.rms_norm.default)
+    def _rms_norm(imp, node, x, shape, w=None, eps=None):
+        if eps is None:
+            eps = torch.finfo(imp.meta(x).dtype).eps
+        return imp.emit("rms_norm", [imp.t(x), *_opt(imp, w)], imp.out_type(), normalized_rank=len(shape),
+                        eps=float(eps))
+
+
+def _bn(imp, x, w, b, mean, var, eps, rt):
+    if w is None and b is not None:
+        raise _Skip("batch_norm with a bias but no weight")
+    return imp.emit("batch_norm", [imp.t(x), imp.t(mean), imp.t(var), *_opt(imp, w), *_opt(imp, b)], rt,
+                    eps=float(eps))
+
+
+@_h(aten._native_batch_norm_legit_no_training.default)
+def _bn_no_training(imp, node, x, w, b, mean, var, momentum, eps):
+    return (_bn(imp, x, w, b, mean, var, eps, tensor_type(node.meta["val"][0])), None, None)
+
+
+@_h(aten.batch_norm.default)
+def _batch_norm(imp, node, x, w, b, mean, var, training, momentum, eps, cudnn=False):
+    if training or mean is None:
+        raise _Skip("training-mode batch norm (batch statistics) is not supported; export the model in eval mode")
+    return _bn(imp, x, w, b, mean, var, eps, imp.out_type())
+
+
+@_h(aten._native_batch_norm_legit.default, aten._native_batch_norm_legit_functional.default)
+def _bn_training(imp, node, *args):
+    raise _Skip("training-mode batch norm (batch statistics) is not supported; export the model in eval mode")
+
+
+# ---- contractions
+
+
+@_h(aten.linear.default)
+def _linear(imp, node, x, w, b=None):
+    return imp.emit("linear", [imp.t(x), imp.t(w), *_opt(imp, b)], imp.out_type())
+
+
+def _transposed_source(imp, a) -> SSAValue | None:
+    """If a is permute([1, 0]) / t() of a rank-2 value, that value."""
+    if isinstance(a, torch.fx.Node) and a.target in (aten.permute.default, aten.t.default, aten.transpose.int):
+        if a.target == aten.permute.default and list(a.args[1]) != [1, 0]:
+            return None
+        src = imp.env.get(a.args[0])
+        if isinstance(src, SSAValue) and len(_shape(src)) == 2:
+            return src
+    return None
+
+
+@_h(aten.mm.default, aten.bmm.default)
+def _mm(imp, node, a, b):
+    return imp.emit("matmul", [imp.t(a), imp.t(b)], imp.out_type())
+
+
+@_h(aten.addmm.default)
+def _addmm(imp, node, bias, a, b, beta=1, alpha=1):
+    rt = imp.out_type()
+    w = _transposed_source(imp, b)
+    bv = imp.t(bias)
+    if beta == 1 and alpha == 1 and w is not None and len(_shape(bv)) == 1:
+        return imp.emit("linear", [imp.t(a), w, bv], rt)
+    m = imp.emit("matmul", [imp.t(a), imp.t(b)])
+    e = rt.get_element_type()
+    if alpha != 1:
+        m = imp.emit("mul", [m, imp.const(imp.scalar(alpha), e)])
+    if beta != 1:
+        bv = imp.emit("mul", [bv, imp.const(imp.scalar(beta), e)])
+    return imp.emit("add", [m, bv], rt)
+
+
+@_h(aten.matmul.default)
+def _matmul(imp, node, a, b):
+    av, bv = imp.t(a), imp.t(b)
+    ra, rb = len(_shape(av)), len(_shape(bv))
+    if ra == 1:
+        av = imp.reshape(av, [1, _shape(av)[0]])
+    if rb == 1:
+        bv = imp.reshape(bv, [_shape(bv)[0], 1])
+    if rb == 2 and ra >= 2:
+        w = _transposed_source(imp, b)
+        if w is not None and ra >= 2:
+            return imp.reshape(imp.emit("linear", [av, w]), imp.out_type().get_shape())
+    m = imp.emit("matmul", [av, bv])
+    return imp.reshape(m, imp.out_type().get_shape())
+
+
+@_h(aten.convolution.default)
+def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        raise _Skip("transposed convolution is not supported")
+    if len(_shape(imp.t(x))) != 4:
+        raise _Skip(f"only 2-D convolution is supported (input rank {len(_shape(imp.t(x)))})")
+    return imp.emit("conv2d", [imp.t(x), imp.t(w), *_opt(imp, b)], imp.out_type(), stride=list(stride),
+                    padding=list(padding), dilation=list(dilation), groups=int(groups))
+
+
+@_h(aten.conv2d.default)
+def _conv2d(imp, node, x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    if isinstance(padding, str):
+        raise _Skip(f"padding={padding!r} is not supported")
+    return _convolution(imp, node, x, w, b, stride, padding, dilation, False, None, groups)
+
+
+def _pair(v):
+    v = [v] if isinstance(v, int) else list(v)
+    return v * 2 if len(v) == 1 else v
+
+
+def _pool(imp, x, kernel, stride, padding, dilation, ceil_mode, rt):
+    if ceil_mode:
+        raise _Skip("max_pool2d with ceil_mode=True is not supported")
+    if len(_shape(imp.t(x))) != 4:
+        raise _Skip("max_pool2d needs [N, C, H, W] input")
+    return imp.emit("max_pool2d", [imp.t(x)], rt, kernel=_pair(kernel), stride=_pair(stride) if stride else None,
+                    padding=_pair(padding), dilation=_pair(dilation))
+
+
+@_h(aten.max_pool2d_with_indices.default)
+def _max_pool_idx(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return (_pool(imp, x, kernel, stride, padding, dilation, ceil_mode, tensor_type(node.meta["val"][0])), None)
+
+
+@_h(aten.max_pool2d.default)
+def _max_pool(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _pool(imp, x, kernel, stride, padding, dilation, ceil_mode, imp.out_type())
+
+
+@_h(aten.scaled_dot_product_attention.default)
+def _sdpa(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if attn_mask is not None:
+        raise _Skip("attention masks are not supported (graph.attention has none)")
+    if is_causal:
+        raise _Skip("causal attention is not supported (graph.attention has no mask)")
+    if dropout_p:
+        raise _Skip("attention dropout is not supported")
+    qv, kv, vv = imp.t(q), imp.t(k), imp.t(v)
+    if not (len(_shape(qv)) == len(_shape(kv)) == len(_shape(vv)) == 4):
+        raise _Skip("attention needs [B, H, L, E] operands")
+    hq, hk = _shape(qv)[1], _shape(kv)[1]
+    if hq != hk and not enable_gqa:
+        raise _Skip("query and key heads differ without enable_gqa")
+    return imp.emit("attention", [qv, kv, vv], imp.out_type(), scale=float(scale) if scale else 0.0)
+
+
+# ---- gather / scatter
+
+
+@_h(aten.index_select.default)
+def _index_select(imp, node, x, dim, idx):
+    v = imp.t(x)
+    return imp.emit("index_select", [v, imp.t(idx)], imp.out_type(), dim=dim % len(_shape(v)))
+
+
+@_h(aten.embedding.default)
+def _embedding(imp, node, w, idx, padding_idx=-1, *rest):
+    return imp.emit("embedding", [imp.t(w), imp.t(idx)], imp.out_type())
+
+
+@_h(aten._embedding_bag.default, aten._embedding_bag_forward_only.default, aten.embedding_bag.padding_idx,
+    aten.embedding_bag.default)
+def _embedding_bag(imp, node, w, idx, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if per_sample_weights is not None:
+        raise _Skip("per_sample_weights are not supported")
+    if padding_idx not in (None, -1):
+        raise _Skip("padding_idx is not supported")
+    iv = imp.t(idx)
+    if len(_shape(iv)) == 2:  # 2-D indices: one bag per row, offsets unused
+        bags = iv
+    else:
+        off = imp.static.get(offsets) if isinstance(offsets, torch.fx.Node) else None
+        if off is None:
+            raise _Skip("1-D indices need offsets that are a static arange (uniform bag size); "
+                        "these offsets are computed at run time")
+        n = _shape(iv)[0]
+        if n < 0:
+            raise _Skip("dynamic number of indices")
+        if include_last_offset:
+            off = off[:-1]
+        nb = len(off)
+        per = n // nb if nb else 0
+        if nb == 0 or per * nb != n or not np.array_equal(off, np.arange(0, n, per)):
+            raise _Skip("offsets do not describe bags of one uniform size")
+        bags = imp.reshape(iv, [nb, per])
+    mode_s = {0: "sum", 1: "mean", 2: "max"}[int(mode)]
+    rt = tensor_type(node.meta["val"][0]) if isinstance(node.meta.get("val"), (tuple, list)) else imp.out_type()
+    y = imp.emit("embedding_bag", [imp.t(w), bags], rt, mode=mode_s)
+    if node.target in (aten.embedding_bag.default, aten.embedding_bag.padding_idx, aten._embedding_bag.default,
+                       aten._embedding_bag_forward_only.default):
+        return (y, None, None, None)
+    return y
+
+
+@_h(aten.index_put.default, aten.index_put_.default)
+def _index_put(imp, node, x, indices, values, accumulate=False):
+    if not accumulate:
+        raise _Skip("index_put without accumulate=True is not supported (only scatter-add)")
+    if len(indices) != 1 or indices[0] is None:
+        raise _Skip("index_put with more than one index tensor is not supported")
+    xv, iv, vv = imp.t(x), imp.t(indices[0]), imp.t(values)
+    if len(_shape(iv)) != 1:
+        raise _Skip("index_put needs a 1-D index tensor")
+    want = [_shape(iv)[0], *_shape(xv)[1:]]
+    if _shape(vv) != want:
+        vv = imp.emit("expand", [vv], TensorType(vv.type.get_element_type(), want), shape=want)
+    vv = imp.cast(vv, xv.type.get_element_type())
+    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=0)
+
+
+@_h(aten.index_add.default)
+def _index_add(imp, node, x, dim, idx, src, alpha=1):
+    xv = imp.t(x)
+    return imp.emit("index_add", [xv, imp.t(idx), imp.t(src)], imp.out_type(), dim=dim % len(_shape(xv)),
+                    alpha=float(alpha))
+
+
+@_h(aten.gather.default)
+def _gather(imp, node, x, dim, idx, sparse_grad=False):
+    xv = imp.t(x)
+    return imp.emit("gather", [xv, imp.t(idx)], imp.out_type(), dim=dim % len(_shape(xv)))
+
+
+# ---- constants
+
+
+def _fill(imp, value):
+    rt = imp.out_type()
+    if any(d < 0 for d in rt.get_shape()):
+        raise _Skip("a filled tensor of dynamic shape is not supported")
+    return imp.const(imp.scalar(value), rt.get_element_type(), rt.get_shape())
+
+
+@_h(aten.full.default, aten.full_like.default)
+def _full(imp, node, a, value, *rest, **kw):
+    return _fill(imp, value)
+
+
+@_h(aten.new_full.default)
+def _new_full(imp, node, x, size, value, *rest, **kw):
+    return _fill(imp, value)
+
+
+@_h(aten.zeros.default, aten.zeros_like.default, aten.new_zeros.default)
+def _zeros(imp, node, *args, **kw):
+    return _fill(imp, 0)
+
+
+@_h(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
+def _ones(imp, node, *args, **kw):
+    return _fill(imp, 1)
+
+
+@_h(aten.scalar_tensor.default)
+def _scalar_tensor(imp, node, v, **kw):
+    return _fill(imp, v)
+
+
+@_h(aten.arange.default, aten.arange.start, aten.arange.start_step)
+def _arange(imp, node, *args, **kw):
+    vals = [imp.scalar(a) for a in args]
+    rt = imp.out_type()
+    if any(d < 0 for d in rt.get_shape()):
+        raise _Skip("arange with a dynamic length")
+    val = node.meta["val"]
+    arr = np.arange(*vals)
+    arr = arr.astype(np.float64 if val.dtype.is_floating_point else np.int64)
+    if not val.dtype.is_floating_point:
+        imp.static[node] = arr
+    return imp.const(arr, rt.get_element_type(), rt.get_shape())
+
+
+# ------------------------------------------------------------------ API
+
+
+def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | None = None,
+                    decompose: bool = True, with_weights: bool = True) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """An ExportedProgram -> (graph-dialect module, weights name -> numpy).
+
+    ``decompositions`` defaults to ``decomposition_table()`` (core ATen minus
+    ``KEPT_OPS``); pass ``torch.export.default_decompositions()`` to lower
+    everything to core ATen, or ``decompose=False`` to import ``ep`` as is.
+    Raises UnsupportedOpsError listing every unsupported op.
+    """
+    if decompose:
+        ep = ep.run_decompositions(decomposition_table() if decompositions is None else decompositions)
+    return _Importer(ep, with_weights).run()
+
+
+def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic_shapes=None, *,
+                  with_weights: bool = True, strict: bool = False,
+                  decompositions: dict | None = None) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """torch.export.export(model, example_inputs) and import it (see import_exported)."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
+    return import_exported(ep, with_weights=with_weights, decompositions=decompositions)
+
+
+def module_to_text(module: ModuleOp, debuginfo: bool = True) -> str:
+    """The module's text, with op locations (loc(...)) unless debuginfo=False."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    s = StringIO()
+    Printer(stream=s, print_debuginfo=debuginfo).print_op(module)
+    text = s.getvalue()
+    if debuginfo:  # block arguments have no location: keep the text short
+        text = text.replace(" loc(unknown)", "")
+    return text + "\n"
+
+
+def save_weights(path: str, weights: dict[str, np.ndarray]) -> None:
+    np.savez(path, **weights)
+
+
+def arguments(module: ModuleOp, weights: dict[str, np.ndarray], *inputs) -> list[Any]:
+    """@main's arguments in order: weights by name, then the user inputs (positionally)."""
+    from kitsune.interpreter import arg_names, find_function
+
+    f = find_function(module, "main")
+    kinds = [a.data["kitsune.kind"].data if a is not None and "kitsune.kind" in a.data else "input"
+             for a in f.arg_attrs.data]
+    it = iter([x for x in inputs if x is not None])  # None inputs are not arguments
+    out = []
+    for name, kind in zip(arg_names(f), kinds):
+        if kind == "input":
+            out.append(next(it))
+        else:
+            if name not in weights:
+                raise KeyError(f"no weight {name!r}")
+            out.append(weights[name])
+    return out
+
+
+def op_counts(module: ModuleOp) -> Counter:
+    return Counter(op.name for op in module.walk() if isinstance(op, graph.GraphOp))
+
+
+def rel_err(got, want) -> float:
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    d = float(np.linalg.norm(want))
+    return float(np.linalg.norm(got - want)) / (d if d > 0 else 1.0)
+
+
+def demo(workload: str = "nerf_65k", scale: float = 0.05) -> None:
+    """`make demo`: import a built-in workload, interpret it, compare with torch eager."""
+    from kitsune.interpreter import arg_names, find_function, interpret
+    from kitsune.models import get_workload
+
+    import warnings
+
+    model, inputs = get_workload(workload).build(scale=scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        module, weights = import_module(model, inputs)
+    f = find_function(module, "main")
+    lines = module_to_text(module).splitlines()
+    body = lines[2:-2]
+    kinds = Counter(a.data["kitsune.kind"].data for a in f.arg_attrs.data)
+    user = [f"%{n}: {graph.fmt_type(t)}" for n, t, a in zip(arg_names(f), f.function_type.inputs.data,
+                                                          f.arg_attrs.data) if a.data["kitsune.kind"].data == "input"]
+    print(f"== import: {workload} at scale {scale} via torch.export -> graph dialect")
+    kinds.pop("input", None)
+    print(f"func.func @main({', '.join(f'<{v} {k} args>' for k, v in kinds.items())}, {', '.join(user)}) "
+          f"-> {', '.join(graph.fmt_type(t) for t in f.function_type.outputs.data)}")
+    print("\n".join(body[:12] + (["    ..."] + body[-2:] if len(body) > 14 else body[12:])))
+    counts = op_counts(module)
+    print(f"   {sum(counts.values())} graph ops: " + ", ".join(f"{k[6:]} x{v}" for k, v in sorted(counts.items())))
+    print(f"   {len(weights)} weight tensors, {sum(w.size for w in weights.values())} values (side file, not in the IR)")
+    outs = interpret(module, arguments(module, weights, *inputs))
+    with torch.no_grad():
+        ref = model(*inputs)
+    ref = ref if isinstance(ref, (tuple, list)) else (ref,)
+    for i, (o, r) in enumerate(zip(outs, ref)):
+        err = rel_err(o, r.float().numpy())
+        print(f"== interpreter vs torch eager, output #{i} {list(o.shape)}: rel err (norm-wise) = {err:.2e}")
+        if err > 1e-4:
+            raise SystemExit("demo: the imported program disagrees with torch")

@@ -1,0 +1,608 @@
+"""kitsune-form-regions: graph functions -> dataflow graphs of fused, tiled tasks.
+
+Region formation in the spirit of FusionStitching. Graph ops are visited in
+program order; each starts a group and then tries to join the groups of its
+producers:
+
+* **epilogue**: an elementwise / layout op joins the group producing an operand
+  it reads tile-for-tile (bias, activation, residual after a GEMM; chains of
+  elementwise ops);
+* **row chain**: a row-wise reduction or normalisation (reduces trailing dims;
+  softmax, norms, sums) joins its producer's group when the producer's group can
+  be tiled by whole row bands: a memory-only group, a row group with the same
+  rows, or a contraction whose output rows are at most ``row_max`` wide (the
+  GEMM tile then spans the row). Elementwise ops reading the row statistics
+  (``x - max``, ``x * rsqrt(var)``) join too;
+* **GEMM chain** (``chain_bytes`` > 0): a contraction reading a contraction
+  group's result as its row operand joins it when that intermediate's row band
+  (``tile_m`` rows x width x element size) fits in ``chain_bytes`` of on-chip
+  memory and nothing else reads it (NeRF's MLP, the GPT MLP at small widths);
+* **prologue** (after the forward sweep): a memory-only group read by exactly one
+  other group joins it; a row group (a norm) read only by one contraction as its
+  row operand joins it when the cost model says recomputing it per column tile
+  is cheaper than the round trip of its output through DRAM (``prologue``).
+
+Merges never create a cycle between groups, so independent groups stay separate
+tasks (they can run concurrently). Each group becomes a ``dataflow.task``:
+inputs = the values it reads from outside (constants are cloned in), results =
+values read outside (the largest first; the tile describes it). Tile sizes:
+``tile_m x tile_n`` over the last two dims for contractions and elementwise
+tasks, row bands ``tile_m x width`` for row groups. Channels carry the relation
+implied by how the consumer reads the value (elementwise -> ``tile``, row-wise
+reductions and the row operand of a contraction -> ``rows``, anything else ->
+``all``), weakened until consistent with both tasks' tiles.
+
+``remarks=true`` prints why each task was formed to stderr; ``costs=true``
+attaches the cost model's estimate (``est_flops``, ``est_bytes``, ``est_us``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType, f64, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from kitsune.dialects import dataflow as df
+from kitsune.dialects.graph import GraphOp as GOp
+from kitsune.dialects.graph import elem_bytes
+
+from xdsl.passes import ModulePass
+
+REL_ORDER = {"all": 0, "rows": 1, "tile": 2}
+
+# ------------------------------------------------------------------ op classes
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else ()
+
+
+def _numel(s: Sequence[int]) -> int:
+    return math.prod(max(d, 1) for d in s)
+
+
+def row_wise(op: GOp) -> bool:
+    """Reduces (only) trailing dims of its first operand: row reductions, softmax, layer/rms norm."""
+    od = op.OPDEF
+    a = op.attrs()
+    rank = len(_shape(op.operands[0]))
+    if rank == 0:
+        return False
+    if od.category == "reduction" and "dims" in a:
+        dims = sorted({d % rank for d in (a["dims"] or range(rank))})
+        return dims == list(range(rank - len(dims), rank)) and len(dims) < rank
+    if od.name in ("softmax", "log_softmax"):
+        return a["dim"] % rank == rank - 1 and rank >= 2
+    if od.name in ("layer_norm", "rms_norm"):
+        return a["normalized_rank"] < rank
+    return False
+
+
+def op_class(op: Operation) -> str:
+    """const | ew | row | layout | contraction | gather | other."""
+    if not isinstance(op, GOp):
+        return "other"
+    cat = op.OPDEF.category
+    if cat == "constant":
+        return "const"
+    if cat == "elementwise" or op.OPDEF.name == "batch_norm":
+        return "ew"
+    if cat == "layout":
+        return "layout"
+    if cat in ("contraction", "gather"):
+        return cat
+    if row_wise(op):
+        return "row"
+    return "other"
+
+
+def access_relation(op: Operation, idx: int) -> str:
+    """How ``op`` reads its operand ``idx``, as a tile relation to its (first) result."""
+    if not isinstance(op, GOp) or not op.results:
+        return "all"
+    cls = op_class(op)
+    ins, out = _shape(op.operands[idx]), _shape(op.results[0])
+    if cls == "ew":
+        if ins == out:
+            return "tile"
+        if len(ins) == len(out) and ins[:-1] == out[:-1] and ins and ins[-1] == 1:
+            return "rows"
+        return "all"
+    if cls == "row":
+        if idx == 0 and ins[:-1] == out[:-1]:
+            return "rows"
+        return "all"
+    if cls == "contraction":
+        name, a = op.OPDEF.name, op.attrs()
+        if name == "linear" and idx == 0:
+            return "rows"
+        if name == "matmul" and idx == 0 and not a["transpose_a"] and len(ins) == len(out):
+            return "rows"
+        return "all"
+    return "all"
+
+
+def _est(ops: Sequence[Operation], tiles: int | None = None, launch: bool = True):
+    """The cost model's estimate of ``ops`` as one kernel (a local roofline if kitsune.cost is missing)."""
+    try:
+        from kitsune.cost import estimate_task
+
+        return estimate_task(list(ops), "h100", tiles=tiles, launch=launch)
+    except ImportError:  # pragma: no cover - fallback while the cost model is absent
+        flops = sum(o.counts().flops for o in ops if isinstance(o, GOp))
+        nbytes = sum(o.counts().bytes for o in ops if isinstance(o, GOp))
+
+        class _E:
+            pass
+
+        e = _E()
+        e.flops, e.bytes = flops, nbytes
+        e.compute_s, e.memory_s = flops / 400e12, nbytes / 3.0e12
+        e.time_s = max(e.compute_s, e.memory_s) + (4e-6 if launch else 0.0)
+        return e
+
+
+def sm_count(gpu: str = "h100") -> int:
+    try:
+        from kitsune.gpu import get_gpu
+
+        return get_gpu(gpu).sm_count
+    except ImportError:  # pragma: no cover
+        return 132
+
+
+# ------------------------------------------------------------------ groups
+
+
+class _Group:
+    def __init__(self, gid: int, op: Operation):
+        self.id = gid
+        self.ops: list[Operation] = [op]
+        cls = op_class(op)
+        self.anchor = cls in ("contraction", "gather", "other")
+        self.rows = cls == "row"
+        self.rowdims = _shape(op.operands[0])[:-1] if cls == "row" else None
+        self.why: list[str] = [f"{op.name.split('.')[1]} ({cls_desc(cls)})"]
+
+
+@dataclass
+class _Rows:
+    rows: bool
+    rowdims: tuple[int, ...] | None
+
+
+def cls_desc(cls: str) -> str:
+    return {"ew": "elementwise", "row": "row-wise reduction", "layout": "layout", "contraction": "contraction anchor",
+            "gather": "gather anchor", "other": "anchor", "const": "constant"}[cls]
+
+
+@dataclass(frozen=True)
+class FormRegionsPass(ModulePass):
+    """Group graph ops into fused, tiled dataflow tasks (cost-model-driven region formation)."""
+
+    name = "kitsune-form-regions"
+
+    tile_m: int = 128
+    """Rows of an output tile (and of a row band)."""
+    tile_n: int = 128
+    """Columns of an output tile of a contraction / elementwise task."""
+    row_max: int = 1024
+    """Widest contraction output a row-wise reduction may be fused into (the GEMM tile then spans the row)."""
+    chain_bytes: int = 0
+    """On-chip bytes for a GEMM-chain intermediate row band (0: never fuse contraction chains)."""
+    prologue: bool = True
+    """Fuse norms into a consuming contraction as a prologue when the cost model says so."""
+    epilogue: bool = True
+    """Fuse memory-intensive ops into their producer (off: one task per op, for comparison)."""
+    remarks: bool = False
+    """Print why each task was formed to stderr."""
+    costs: bool = False
+    """Attach cost-model estimates (est_flops, est_bytes, est_us) to each task."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                ops = list(f.body.blocks.first.ops)
+                if any(isinstance(o, df.GraphOp) for o in ops):
+                    continue
+                if not any(isinstance(o, GOp) for o in ops):
+                    continue
+                if not all(isinstance(o, GOp) for o in ops[:-1]) or not isinstance(ops[-1], func.ReturnOp):
+                    continue
+                _Former(self, f).run()
+
+
+class _Former:
+    def __init__(self, p: FormRegionsPass, f: func.FuncOp):
+        self.p = p
+        self.f = f
+        self.block = f.body.blocks.first
+        self.ret = self.block.last_op
+        self.ops = [o for o in self.block.ops if isinstance(o, GOp)]
+        self.index = {o: i for i, o in enumerate(self.ops)}
+        self.group_of: dict[Operation, _Group] = {}
+        self.groups: dict[int, _Group] = {}
+
+    # ---- group graph
+    def succ(self, g: _Group) -> set[int]:
+        out = set()
+        for o in g.ops:
+            for r in o.results:
+                for u in r.uses:
+                    h = self.group_of.get(u.operation)
+                    if h is not None and h is not g:
+                        out.add(h.id)
+        return out
+
+    def acyclic(self, ids: set[int]) -> bool:
+        """Merging the groups ``ids`` keeps the group graph acyclic."""
+        stack = [s for i in ids for s in self.succ(self.groups[i]) if s not in ids]
+        seen = set(stack)
+        while stack:
+            g = self.groups[stack.pop()]
+            for s in self.succ(g):
+                if s in ids:
+                    return False
+                if s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        return True
+
+    def merge(self, ids: Sequence[int], why: str, rows_of: _Group | None = None) -> _Group:
+        ids = sorted(set(ids), key=lambda i: min(self.index[o] for o in self.groups[i].ops))
+        keep = self.groups[ids[0]]
+        for i in ids[1:]:
+            g = self.groups.pop(i)
+            keep.ops += g.ops
+            keep.anchor |= g.anchor
+            if g.rows and not keep.rows:
+                keep.rows, keep.rowdims = True, g.rowdims
+            keep.why += g.why
+            for o in g.ops:
+                self.group_of[o] = keep
+        if rows_of is not None:  # a prologue: the consumer's tiling stays
+            keep.rows, keep.rowdims = rows_of.rows, rows_of.rowdims
+        keep.ops.sort(key=lambda o: self.index[o])
+        keep.why.append(why)
+        return keep
+
+    def contraction_out(self, g: _Group) -> SSAValue | None:
+        for o in g.ops:
+            if op_class(o) == "contraction":
+                return o.results[0]
+        return None
+
+    def compatible(self, ids: set[int]) -> bool:
+        """Groups that may become one: row groups agree on their rows, and a contraction joining a
+        row group is narrow enough for its tile to span the row."""
+        gs = [self.groups[i] for i in ids]
+        rowdims = {g.rowdims for g in gs if g.rows}
+        if len(rowdims) > 1:
+            return False
+        if rowdims:
+            for g in gs:
+                c = self.contraction_out(g)
+                if not g.rows and c is not None and _shape(c) and _shape(c)[-1] > self.p.row_max:
+                    return False
+        return True
+
+    # ---- legality of op joining group g through operand value v
+    def can_join(self, g: _Group, op: GOp, v: SSAValue, rel: str) -> str | None:
+        cls = op_class(op)
+        out = _shape(op.results[0]) if op.results else ()
+        if cls == "ew":
+            if rel == "tile":
+                if g.rows and out[:-1] != g.rowdims:
+                    return None
+                return "epilogue" if g.anchor else "elementwise chain"
+            if rel == "rows" and g.rows and out[:-1] == g.rowdims:
+                return "reads row statistics"
+            return None
+        if cls == "layout":
+            return "layout epilogue"
+        if cls == "row" and rel == "rows":
+            rd = _shape(op.operands[0])[:-1]
+            if g.rows:
+                return "row chain" if rd == g.rowdims else None
+            c = self.contraction_out(g)
+            if c is None and not g.anchor:
+                return "row reduction of a memory-only group"
+            if c is not None and _shape(v)[-1] <= self.p.row_max:
+                return f"row reduction in the contraction epilogue (row {_shape(v)[-1]} <= row_max {self.p.row_max})"
+            if g.anchor and c is None and _shape(v)[-1] <= self.p.row_max:
+                return "row reduction in the gather epilogue"
+            return None
+        if cls == "contraction" and self.p.chain_bytes > 0 and rel == "rows":
+            c = self.contraction_out(g)
+            if c is None or g.rows:
+                return None
+            if any(self.group_of.get(u.operation) not in (g, None) and u.operation is not op for u in v.uses):
+                return None
+            if any(u.operation is self.ret for u in v.uses):
+                return None
+            band = min(self.p.tile_m, max(_shape(v)[0], 1)) * max(_shape(v)[-1], 1) * elem_bytes(v.type)
+            if band <= self.p.chain_bytes:
+                return f"GEMM chain (intermediate row band {band} B <= chain_bytes {self.p.chain_bytes})"
+        return None
+
+    # ---- the sweep
+    def run(self) -> None:
+        nid = 0
+        for op in self.ops:
+            if op_class(op) == "const" and not any(u.operation is self.ret for u in op.results[0].uses):
+                continue
+            g = _Group(nid, op)
+            self.groups[nid] = g
+            self.group_of[op] = g
+            nid += 1
+            if not self.p.epilogue or op_class(op) == "const":
+                continue
+            cands: dict[int, str] = {}
+            for i, v in enumerate(op.operands):
+                h = self.group_of.get(v.owner) if isinstance(v.owner, Operation) else None
+                if h is None or h is g:
+                    continue
+                why = self.can_join(h, op, v, access_relation(op, i))
+                if why and h.id not in cands:
+                    cands[h.id] = why
+            if not cands:
+                continue
+            ids = set(cands) | {g.id}
+            n_anchors = sum(1 for i in cands if self.groups[i].anchor)
+            if n_anchors <= 1 and self.compatible(ids) and self.acyclic(ids):
+                self.merge(list(ids), f"{op.name.split('.')[1]}: " + "; ".join(sorted(set(cands.values()))))
+                continue
+            for hid, why in cands.items():  # one producer at a time
+                if self.acyclic({hid, g.id}):
+                    self.merge([hid, g.id], f"{op.name.split('.')[1]}: {why}")
+                    break
+        if self.p.epilogue:
+            self.prologues()
+        self.build()
+
+    def users(self, g: _Group) -> tuple[set[int], bool]:
+        """Groups reading g's values, and whether the function returns one of them."""
+        ids, ret = set(), False
+        for o in g.ops:
+            for r in o.results:
+                for u in r.uses:
+                    if u.operation is self.ret:
+                        ret = True
+                    h = self.group_of.get(u.operation)
+                    if h is not None and h is not g:
+                        ids.add(h.id)
+        return ids, ret
+
+    def prologues(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for g in sorted(self.groups.values(), key=lambda g: -min(self.index[o] for o in g.ops)):
+                ids, ret = self.users(g)
+                if ret or len(ids) != 1:
+                    continue
+                (cid,) = ids
+                c = self.groups[cid]
+                if not g.anchor and not g.rows:
+                    if self.acyclic({g.id, cid}):
+                        rows = (c.rows, c.rowdims)
+                        self.merge([cid, g.id], "memory-only prologue", rows_of=_Rows(*rows))
+                        changed = True
+                        break
+                elif g.rows and not g.anchor and self.p.prologue and self.contraction_out(c) is not None:
+                    why = self.norm_prologue(g, c)
+                    if why and self.acyclic({g.id, cid}):
+                        self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
+                        changed = True
+                        break
+
+    def norm_prologue(self, g: _Group, c: _Group) -> str | None:
+        """Fuse row group g into contraction group c if recomputing it per column tile beats the DRAM round trip."""
+        outs = [r for o in g.ops for r in o.results for u in r.uses if self.group_of.get(u.operation) is c]
+        for r in outs:
+            for u in r.uses:
+                if self.group_of.get(u.operation) is c:
+                    idx = u.index
+                    if access_relation(u.operation, idx) != "rows":
+                        return None
+        cout = self.contraction_out(c)
+        n = _shape(cout)[-1] if cout is not None and _shape(cout) else 1
+        col_tiles = max(1, math.ceil(max(n, 1) / self.p.tile_n))
+        sep = _est(g.ops).time_s + _est(c.ops).time_s
+        redo = _est(g.ops, launch=False).time_s * (col_tiles - 1)
+        fused = _est(g.ops + c.ops).time_s + redo
+        if fused < sep:
+            return (f"norm prologue (cost model: fused {fused * 1e6:.2f} us incl. recompute over {col_tiles} "
+                    f"column tiles < separate {sep * 1e6:.2f} us)")
+        return None
+
+    # ---- building the dataflow graph
+    def tile_for(self, shape: tuple[int, ...], rows: bool) -> list[int]:
+        def cap(d, t):
+            return t if d < 0 else max(1, min(d, t))
+
+        r = len(shape)
+        if r == 0:
+            return []
+        if r == 1:
+            return [cap(shape[0], shape[0] if rows and shape[0] > 0 else self.p.tile_m * self.p.tile_n)]
+        tile = [1] * (r - 2) + [cap(shape[-2], self.p.tile_m)]
+        tile.append(cap(shape[-1], shape[-1] if rows and shape[-1] > 0 else self.p.tile_n))
+        return tile
+
+    def kind(self, g: _Group) -> str:
+        classes = {op_class(o) for o in g.ops}
+        if "contraction" in classes:
+            return "contraction"
+        if "gather" in classes:
+            return "gather"
+        if "row" in classes or "other" in classes:
+            return "reduction"
+        if "ew" in classes or "const" in classes:
+            return "elementwise"
+        return "layout"
+
+    def order(self) -> list[_Group]:
+        gs = sorted(self.groups.values(), key=lambda g: min(self.index[o] for o in g.ops))
+        indeg = {g.id: 0 for g in gs}
+        for g in gs:
+            for s in self.succ(g):
+                indeg[s] += 1
+        ready = [g for g in gs if indeg[g.id] == 0]
+        out = []
+        while ready:
+            ready.sort(key=lambda g: min(self.index[o] for o in g.ops))
+            g = ready.pop(0)
+            out.append(g)
+            for s in self.succ(g):
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    ready.append(self.groups[s])
+        assert len(out) == len(gs), "cycle between groups"
+        return out
+
+    def build(self) -> None:
+        groups = self.order()
+        fargs = list(self.block.args)
+        used_args = [a for a in fargs if any(u.operation in self.group_of for u in a.uses)]
+        gblock = Block(arg_types=[a.type for a in used_args])
+        for a, ga in zip(used_args, gblock.args):
+            ga.name_hint = a.name_hint
+        outer: dict[SSAValue, SSAValue] = dict(zip(used_args, gblock.args))  # func value -> value in the graph
+        task_of: dict[SSAValue, tuple[df.TaskOp, int]] = {}
+        channels: dict[tuple[SSAValue, str], SSAValue] = {}
+        names: dict[str, int] = {}
+        graph_ops: list[Operation] = []
+        tasks: list[tuple[df.TaskOp, _Group]] = []
+
+        def channel(v: SSAValue, rel: str) -> SSAValue:
+            key = (v, rel)
+            if key not in channels:
+                t, i = task_of[v]
+                ch = df.ChannelOp(t.results[i], rel)
+                graph_ops.append(ch)
+                channels[key] = ch.result
+            return channels[key]
+
+        for g in groups:
+            members = set(g.ops)
+            # results: values used outside the group
+            res = [r for o in g.ops for r in o.results
+                   if any(u.operation not in members for u in r.uses)]
+            res.sort(key=lambda r: (-_numel(_shape(r)), -self.index[r.owner]))
+            # inputs: values from outside (constants are cloned in)
+            consts: list[Operation] = []
+            ins: list[SSAValue] = []
+            for o in g.ops:
+                for v in o.operands:
+                    d = v.owner
+                    if isinstance(d, Operation) and d in members:
+                        continue
+                    if isinstance(d, Operation) and op_class(d) == "const" and d not in self.group_of:
+                        if d not in consts:
+                            consts.append(d)
+                        continue
+                    if v not in ins:
+                        ins.append(v)
+            kind = self.kind(g)
+            tile = self.tile_for(_shape(res[0]), g.rows)
+            body = Block(arg_types=[v.type for v in ins])
+            for v, ba in zip(ins, body.args):
+                ba.name_hint = v.name_hint
+            vmap: dict[SSAValue, SSAValue] = dict(zip(ins, body.args))
+            for c in sorted(consts, key=lambda o: self.index[o]):
+                body.add_op(c.clone(value_mapper=vmap))
+            for o in g.ops:
+                body.add_op(o.clone(value_mapper=vmap))
+            body.add_op(df.YieldOp([vmap[r] for r in res]))
+            base = next((o for cls in ("contraction", "gather", "other", "row") for o in g.ops if op_class(o) == cls),
+                        g.ops[0])
+            bname = base.name.split(".")[1]
+            name = f"{bname}_{len(tasks)}"
+            names[bname] = names.get(bname, 0) + 1
+            # operands: graph args or channels (relation from the consumer's reads)
+            operands = []
+            for v in ins:
+                if v in outer:
+                    operands.append(outer[v])
+                    continue
+                operands.append(v)  # placeholder: channel resolved below, once the task (and its tile) exists
+            attrs = {}
+            if self.p.costs:
+                e = _est(g.ops, tiles=math.prod(df.grid_of(_shape(res[0]), tile)) if tile else 1)
+                attrs = {"est_flops": IntegerAttr(int(e.flops), i64), "est_bytes": IntegerAttr(int(e.bytes), i64),
+                         "est_us": FloatAttr(round(e.time_s * 1e6, 3), f64)}
+            task = df.TaskOp(name, kind, [outer.get(v, v) for v in ins], [r.type for r in res], tile,
+                             Region(body), attrs)
+            # resolve channels
+            new_operands = list(task.operands)
+            for i, v in enumerate(ins):
+                if v in outer:
+                    continue
+                rel = "tile"
+                for u in v.uses:
+                    if u.operation in members:
+                        r2 = access_relation(u.operation, u.index)
+                        if REL_ORDER[r2] < REL_ORDER[rel]:
+                            rel = r2
+                prod, k = task_of[v]
+                for cand in ("tile", "rows", "all"):
+                    if REL_ORDER[cand] > REL_ORDER[rel]:
+                        continue
+                    if df.relation_error(cand, prod, _shape(v), task) is None:
+                        rel = cand
+                        break
+                new_operands[i] = channel(v, rel)
+            task.operands = new_operands
+            graph_ops.append(task)
+            tasks.append((task, g))
+            for i, r in enumerate(res):
+                task_of[r] = (task, i)
+            if self.p.remarks:
+                grid = df.grid_of(_shape(res[0]), tile)
+                e = _est(g.ops, tiles=math.prod(grid) if grid else 1)
+                print(f"kitsune-form-regions: task \"{name}\" ({kind}, {len(g.ops)} op(s), tile [{', '.join(map(str, tile))}], "
+                      f"grid [{', '.join(map(str, grid))}], est {e.time_s * 1e6:.2f} us): " + "; ".join(g.why),
+                      file=sys.stderr)
+        # graph results
+        rets = list(self.ret.operands)
+        yields = []
+        for v in rets:
+            if v in task_of:
+                yields.append(channel(v, "all"))
+            elif v in outer:
+                yields.append(outer[v])
+            else:  # a function argument not otherwise used
+                a = v
+                gblock.insert_arg(a.type, len(gblock.args))
+                used_args.append(a)
+                outer[a] = gblock.args[-1]
+                yields.append(outer[a])
+        for o in graph_ops:
+            gblock.add_op(o)
+        gblock.add_op(df.YieldOp(yields))
+        graph = df.GraphOp(used_args, [v.type for v in rets], Region(gblock))
+        self.block.insert_op_before(graph, self.ret)
+        self.ret.operands = list(graph.results)
+        for o in reversed(self.ops):
+            for r in o.results:
+                assert all(u.operation in self.index for u in r.uses), "use outside the function body"
+            o.detach()
+        for o in self.ops:
+            o.erase(safe_erase=False)
+
+
+@dataclass(frozen=True)
+class ConvertGraphToDataflowPass(FormRegionsPass):
+    """Graph functions -> dataflow graphs with one task per graph op (no fusion; the unfused baseline)."""
+
+    name = "convert-graph-to-dataflow"
+
+    epilogue: bool = False
+    """Fuse memory-intensive ops into their producer (default off here: one task per op)."""

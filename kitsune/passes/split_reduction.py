@@ -1,0 +1,322 @@
+"""kitsune-split-reduction: use a reduction dimension as extra parallelism.
+
+A ``dataflow.task`` whose output has fewer tiles than the GPU has SMs (a batch-1
+GEMV, a long row reduction) is split along the reduction dimension of its main
+reduction op into ``P`` **partial** tasks and one **combine** task:
+
+* partial ``p`` computes the ops the reduction depends on (its prologue), slices
+  the reduced operands to the ``p``-th chunk of the reduction dim and applies the
+  reduction to the chunk (``linear`` / ``matmul`` without bias: a K-chunk of the
+  contraction; ``sum`` / ``amax`` / ``amin`` / ``prod``: a chunk of the reduced
+  dim);
+* the combine task folds the partials (``add``, ``maximum``, ``minimum``,
+  ``mul``), adds the bias of a ``linear`` and runs the rest of the original
+  body (the epilogue). Its results replace the original task's; it keeps the
+  original tile, so existing channels stay consistent. Partials reach it
+  through channels (``tile`` when the partial has the combine's shape and tile).
+
+The split op is the one with the longest reduction among those whose prologue is
+private to it (nothing else in the body reads it, so the combine does not need
+the unsplit input). ``P = ceil(sms / tiles)``, at most ``K / min_chunk``;
+``force=P`` forces the split (at most ``K`` partials) of every task that has a
+splittable op. Softmax-style online combines (max + rescaled sums) are not done.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from kitsune.dialects import dataflow as df
+from kitsune.dialects import graph
+from kitsune.dialects.graph import GraphOp as GOp
+
+from xdsl.passes import ModulePass
+
+COMBINE = {"sum": "add", "amax": "maximum", "amin": "minimum", "prod": "mul", "linear": "add", "matmul": "add"}
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def split_dims(op: Operation) -> list[tuple[int, int]] | None:
+    """(operand index, dim) pairs to slice to split ``op`` along its reduction dim, or None."""
+    if not isinstance(op, GOp):
+        return None
+    name, a = op.OPDEF.name, op.attrs()
+    if name == "linear":
+        x = _shape(op.operands[0])
+        if len(x) < 1:
+            return None
+        return [(0, len(x) - 1), (1, 1)]
+    if name == "matmul":
+        ra, rb = len(_shape(op.operands[0])), len(_shape(op.operands[1]))
+        if ra < 2 or rb < 2:
+            return None
+        return [(0, ra - 2 if a["transpose_a"] else ra - 1), (1, rb - 1 if a["transpose_b"] else rb - 2)]
+    if name in ("sum", "amax", "amin", "prod"):
+        s = _shape(op.operands[0])
+        if not s:
+            return None
+        dims = sorted({d % len(s) for d in (a["dims"] or range(len(s)))})
+        d = max(dims, key=lambda d: s[d])
+        return [(0, d)]
+    return None
+
+
+def reduced_size(op: Operation) -> int:
+    sd = split_dims(op)
+    if not sd:
+        return 0
+    i, d = sd[0]
+    return _shape(op.operands[i])[d]
+
+
+def backward_slice(op: Operation, block: Block) -> list[Operation]:
+    seen: set[Operation] = set()
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        for v in o.operands:
+            d = v.owner
+            if isinstance(d, Operation) and d.parent_block() is block and d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return [o for o in block.ops if o in seen]
+
+
+def private(op: Operation, sl: list[Operation]) -> bool:
+    inside = set(sl) | {op}
+    return all(u.operation in inside for o in sl for r in o.results for u in r.uses)
+
+
+@dataclass(frozen=True)
+class SplitReductionPass(ModulePass):
+    """Split under-filled reduction tasks along their reduction dim into partial tasks plus a combine."""
+
+    name = "kitsune-split-reduction"
+
+    sms: int = 132
+    """SM count to fill (the tiles of a task below it make it a candidate)."""
+    force: int = 0
+    """Split every splittable task into this many partials (0: choose from the SM count)."""
+    min_chunk: int = 64
+    """Smallest chunk of the reduction dim a partial gets (when P is chosen, not forced)."""
+    remarks: bool = False
+    """Print each split to stderr."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            for t in g.tasks():
+                if t.task_kind in ("partial", "combine"):
+                    continue
+                self.split(t)
+
+    def choose(self, t: df.TaskOp) -> tuple[Operation, int] | None:
+        block = t.body.blocks.first
+        best = None
+        for o in block.ops:
+            k = reduced_size(o)
+            if k < 2:
+                continue
+            sl = backward_slice(o, block)
+            if not private(o, sl) or not _inputs_private(o, sl, block):
+                continue
+            if best is None or k > reduced_size(best):
+                best = o
+        if best is None:
+            return None
+        k = reduced_size(best)
+        tiles = t.num_tiles()
+        if self.force > 0:
+            p = min(self.force, k)
+        else:
+            if tiles >= self.sms:
+                return None
+            p = min(math.ceil(self.sms / tiles), k // max(1, self.min_chunk))
+        if p < 2:
+            return None
+        return best, p
+
+    def split(self, t: df.TaskOp) -> None:
+        c = self.choose(t)
+        if c is None:
+            return
+        red, p = c
+        block = t.body.blocks.first
+        name = red.OPDEF.name
+        k = reduced_size(red)
+        bounds = [round(i * k / p) for i in range(p + 1)]
+        sl = backward_slice(red, block)
+        dims = dict(split_dims(red))
+        gblock = t.parent_block()
+        new_ops: list[Operation] = []
+        partial_vals = []
+        pres_type = red.results[0].type
+        ptile = list(t.tile_sizes()) if _shape(red.results[0]) == _shape(t.outs[0]) else _default_tile(
+            _shape(red.results[0]), t)
+        for i in range(p):
+            body = Block(arg_types=[a.type for a in block.args])
+            for ba, a in zip(body.args, block.args):
+                ba.name_hint = a.name_hint
+            vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+            lo, hi = bounds[i], bounds[i + 1]
+            ins = []
+            n_main = 2 if name in ("linear", "matmul") else 1
+            for j in range(n_main):
+                if j in dims:
+                    ins.append(_sliced(red.operands[j], dims[j], lo, hi, body, vmap, {}))
+                else:
+                    ins.append(_full(red.operands[j], body, vmap))
+            pop = graph.build(name, ins, [pres_type], **{k_: v_ for k_, v_ in red.attrs().items()})
+            body.add_op(pop)
+            body.add_op(df.YieldOp([pop.results[0]]))
+            pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [pres_type], ptile, Region(body))
+            _drop_unused_args(pt)
+            ch = df.ChannelOp(pt.results[0], "all")
+            new_ops += [pt, ch]
+            partial_vals.append(ch)
+        # combine: the original body with the reduction replaced by the fold of the partials
+        body = Block(arg_types=[a.type for a in block.args] + [pres_type] * p)
+        for ba, a in zip(body.args, block.args):
+            ba.name_hint = a.name_hint
+        vmap = dict(zip(block.args, body.args))
+        parts = list(body.args[len(block.args):])
+        for o in block.ops:
+            if o is red:
+                acc = parts[0]
+                for q in parts[1:]:
+                    f = graph.build(COMBINE[name], [acc, q], [pres_type])
+                    body.add_op(f)
+                    acc = f.results[0]
+                if name == "linear" and len(red.operands) > 2:
+                    b = vmap[red.operands[2]]
+                    f = graph.build("add", [acc, b], [pres_type])
+                    body.add_op(f)
+                    acc = f.results[0]
+                vmap[red.results[0]] = acc
+                continue
+            body.add_op(o.clone(value_mapper=vmap))
+        _dce(body)
+        comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + [c.result for c in partial_vals],
+                         [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
+        _drop_unused_args(comb)
+        # relations partial -> combine
+        for ch in partial_vals:
+            for rel in ("tile", "rows", "all"):
+                if df.relation_error(rel, ch.source.owner, _shape(ch.result), comb) is None:
+                    ch.relation = StringAttr(rel)
+                    break
+        new_ops.append(comb)
+        for o in new_ops:
+            gblock.insert_op_before(o, t)
+        for old, new in zip(t.results, comb.results):
+            old.replace_all_uses_with(new)
+        tiles = t.num_tiles()
+        t.detach()
+        t.erase()
+        if self.remarks:
+            print(f"kitsune-split-reduction: task \"{t.task_name}\" has {tiles} tile(s) for {self.sms} SMs: "
+                  f"{name} split along its reduction dim ({k}) into {p} partials + \"{comb.task_name}\"",
+                  file=sys.stderr)
+
+
+def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:
+    """Nothing but ``op`` and its prologue reads the inputs they reduce (else the combine would still
+    need the whole input, e.g. a softmax's max: splitting would not pay)."""
+    inside = set(sl) | {op}
+    n = 2 if op.OPDEF.name in ("linear", "matmul") else 1
+    roots = {v for o in inside for v in (o.operands[:n] if o is op else o.operands) if v.owner is block}
+    return all(u.operation in inside for v in roots for u in v.uses)
+
+
+def _full(v: SSAValue, body: Block, vmap: dict[SSAValue, SSAValue]) -> SSAValue:
+    """``v`` computed in the new body (its producers cloned on demand)."""
+    if v in vmap:
+        return vmap[v]
+    o = v.owner
+    assert isinstance(o, Operation)
+    for x in o.operands:
+        _full(x, body, vmap)
+    body.add_op(o.clone(value_mapper=vmap))
+    return vmap[v]
+
+
+def _sliced(v: SSAValue, d: int, lo: int, hi: int, body: Block, vmap: dict[SSAValue, SSAValue],
+            memo: dict[SSAValue, SSAValue]) -> SSAValue:
+    """``v[..., lo:hi (dim d), ...]`` in the new body. The slice moves above elementwise producers, so a
+    partial computes its prologue on its chunk only."""
+    if v in memo:
+        return memo[v]
+    o = v.owner
+    shape = _shape(v)
+    if (isinstance(o, GOp) and o.OPDEF.category == "elementwise" and len(o.results) == 1
+            and all(len(_shape(x)) in (0, len(shape)) for x in o.operands)):
+        ins = []
+        for x in o.operands:
+            xs = _shape(x)
+            if not xs:
+                ins.append(_full(x, body, vmap))
+            elif xs[d] == shape[d]:
+                ins.append(_sliced(x, d, lo, hi, body, vmap, memo))
+            elif xs[d] == 1:
+                ins.append(_full(x, body, vmap))
+            else:
+                break
+        else:
+            rt = v.type
+            new_shape = list(shape)
+            new_shape[d] = hi - lo
+            from xdsl.dialects.builtin import TensorType
+
+            new = graph.build(o.OPDEF.name, ins, [TensorType(rt.get_element_type(), new_shape)], **o.attrs())
+            body.add_op(new)
+            memo[v] = new.results[0]
+            return memo[v]
+    full = _full(v, body, vmap)
+    (rt,) = graph.infer_result_types("slice", [full.type], dim=d, start=lo, end=hi)
+    sl = graph.build("slice", [full], [rt], dim=d, start=lo, end=hi)
+    body.add_op(sl)
+    memo[v] = sl.results[0]
+    return memo[v]
+
+
+def _default_tile(shape: tuple[int, ...], t: df.TaskOp) -> list[int]:
+    if not shape:
+        return []
+    tile = [1] * len(shape)
+    tile[-1] = max(1, min(shape[-1], 128)) if shape[-1] > 0 else 128
+    if len(shape) >= 2:
+        tile[-2] = max(1, min(shape[-2], 128)) if shape[-2] > 0 else 128
+    return tile
+
+
+def _dce(body: Block) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for o in reversed(list(body.ops)):
+            if isinstance(o, df.YieldOp):
+                continue
+            if all(not r.uses for r in o.results):
+                o.detach()
+                o.erase()
+                changed = True
+
+
+def _drop_unused_args(t: df.TaskOp) -> None:
+    block = t.body.blocks.first
+    keep = [i for i, a in enumerate(block.args) if a.uses]
+    if len(keep) == len(block.args):
+        return
+    ops = list(t.operands)
+    for i in reversed(range(len(block.args))):
+        if i not in keep:
+            block.erase_arg(block.args[i])
+    t.operands = [ops[i] for i in keep]

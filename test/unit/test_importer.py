@@ -1,0 +1,364 @@
+"""torch.export -> graph dialect importer (kitsune.frontend.torch_export)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from kitsune.context import parse_module
+from kitsune.frontend.torch_export import (
+    UnsupportedOpsError,
+    arguments,
+    import_exported,
+    import_module,
+    module_to_text,
+    op_counts,
+    rel_err,
+)
+from kitsune.interpreter import arg_names, find_function, interpret
+from kitsune.models import WORKLOADS, get_workload
+
+TOL = 1e-5
+
+
+def _outputs(model, inputs):
+    with torch.no_grad():
+        ref = model(*inputs)
+    return ref if isinstance(ref, (tuple, list)) else (ref,)
+
+
+def check(model, inputs, dynamic_shapes=None, tol=TOL, run_inputs=None):
+    """Import, verify, re-parse the printed text, run the interpreter vs torch eager."""
+    module, weights = import_module(model, inputs, dynamic_shapes)
+    text = module_to_text(module)
+    reparsed = parse_module(text, "imported.mlir")
+    assert module_to_text(reparsed) == text
+    for xs in run_inputs or [inputs]:
+        outs = interpret(module, arguments(module, weights, *xs))
+        ref = _outputs(model, xs)
+        assert len(outs) == len(ref)
+        for o, r in zip(outs, ref):
+            assert list(o.shape) == list(r.shape)
+            err = rel_err(o, r.float().numpy())
+            assert err < tol, f"rel err {err:.3e}"
+    return module, weights, text
+
+
+# ------------------------------------------------------------- workloads
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_workload_small_fp32(name):
+    model, inputs = get_workload(name).build(scale=0.05)
+    module, weights, text = check(model, inputs)
+    # every op has a source location in the model's own file
+    f = find_function(module, "main")
+    for op in f.body.block.ops:
+        if op.name.startswith("graph."):
+            assert "kitsune/models/" in op.location.filename.data, (op.name, op.location)
+    # weights: one per parameter / buffer argument, shapes match
+    for name_, t in zip(arg_names(f), f.function_type.inputs.data):
+        if name_ in weights:
+            assert list(weights[name_].shape) == list(t.get_shape())
+    assert set(weights) == set(dict(model.named_parameters())) | set(dict(model.named_buffers()))
+
+
+FULL_EXPECT = {  # graph ops at full size (scale 1.0)
+    "mlp_gpt3_T1024": {"graph.linear": 2, "graph.gelu": 1},
+    "nerf_65k": {"graph.linear": 9, "graph.relu": 8, "graph.concat": 1},
+    "inception_b8": {"graph.conv2d": 6, "graph.max_pool2d": 1, "graph.concat": 1},
+    "dlrm_b2048": {"graph.embedding_bag": 8, "graph.matmul": 1, "graph.index_select": 1},
+    "mgn_10k": {"graph.index_add": 1, "graph.layer_norm": 2, "graph.index_select": 2},
+    "llama_decode_b8": {"graph.attention": 1, "graph.linear": 4},
+}
+
+
+@pytest.mark.slow
+def test_full_size_import_meta(tmp_path):
+    """All eight workloads at full size, built on meta: IR prints, re-parses, verifies; small .mlir."""
+    t0 = time.time()
+    for name in WORKLOADS:
+        model, inputs = get_workload(name).build(scale=1.0, device="meta")
+        module, weights = import_module(model, inputs)
+        assert weights == {}  # meta: no values
+        text = module_to_text(module)
+        parse_module(text, f"{name}.mlir")
+        assert len(text) < 200_000, len(text)  # no weights in the IR
+        counts = op_counts(module)
+        for k, v in FULL_EXPECT.get(name, {}).items():
+            assert counts[k] == v, (name, dict(counts))
+        (tmp_path / f"{name}.mlir").write_text(text)
+    assert time.time() - t0 < 120
+
+
+@pytest.mark.parametrize("name", ["llama_decode_b1", "mgn_10k", "dlrm_b2048", "inception_b8"])
+def test_workload_full_core_aten(name):
+    """With every core-ATen decomposition (no kept ops: SDPA -> bmm/_softmax/masks, layer_norm -> native_...)."""
+    model, inputs = get_workload(name).build(scale=0.05)
+    module, weights = import_module(model, inputs, decompositions=torch.export.default_decompositions())
+    counts = op_counts(module)
+    assert "graph.attention" not in counts
+    outs = interpret(module, arguments(module, weights, *inputs))
+    for o, r in zip(outs, _outputs(model, inputs)):
+        assert rel_err(o, r.numpy()) < TOL
+
+
+def test_small_weights_file(tmp_path):
+    model, inputs = get_workload("dlrm_b2048").build(scale=0.02)
+    module, weights = import_module(model, inputs)
+    path = tmp_path / "w.npz"
+    np.savez(path, **weights)
+    loaded = dict(np.load(path))
+    outs = interpret(module, {**loaded, "dense": inputs[0], "indices": inputs[1]})
+    assert rel_err(outs[0], _outputs(model, inputs)[0].numpy()) < TOL
+
+
+# ------------------------------------------------------------- extra models
+
+
+class TwoBranches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(12, 16)
+        self.b = nn.Sequential(nn.Linear(12, 8), nn.Tanh(), nn.Linear(8, 16))
+
+    def forward(self, x):
+        return torch.sigmoid(self.a(x)) * self.b(x) - 0.5
+
+
+def test_two_branches():
+    torch.manual_seed(0)
+    _, _, text = check(TwoBranches().eval(), (torch.randn(5, 12),))
+    assert text.count("graph.linear") == 3
+
+
+def test_transformer_encoder_layer():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True,
+                                       dropout=0.0).eval()
+    module, _, text = check(layer, (torch.randn(2, 6, 32),))
+    counts = op_counts(module)
+    assert counts["graph.attention"] == 1 and counts["graph.layer_norm"] == 2, dict(counts)
+
+
+class HandAttention(nn.Module):
+    """Hand-written block: SDPA with GQA, RMS-style norm, transpose, split, silu."""
+
+    def __init__(self, d=32, hq=4, hk=2):
+        super().__init__()
+        self.hq, self.hk, self.e = hq, hk, d // hq
+        self.qkv = nn.Linear(d, (hq + 2 * hk) * self.e, bias=False)
+        self.o = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.rand(d) + 0.5)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+        q, k, v = self.qkv(h).split([self.hq * self.e, self.hk * self.e, self.hk * self.e], dim=-1)
+        q = q.view(b, s, self.hq, self.e).transpose(1, 2)
+        k = k.view(b, s, self.hk, self.e).transpose(1, 2)
+        v = v.view(b, s, self.hk, self.e).transpose(1, 2)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        y = self.o(a.transpose(1, 2).reshape(b, s, d))
+        return torch.nn.functional.silu(y) + x
+
+
+def test_hand_written_gqa_attention():
+    torch.manual_seed(0)
+    module, _, _ = check(HandAttention().eval(), (torch.randn(2, 5, 32),))
+    assert op_counts(module)["graph.attention"] == 1
+
+
+class ConvBNReLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=4, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        y = torch.nn.functional.max_pool2d(torch.relu(self.bn2(self.conv2(y))), 3, stride=1, padding=1)
+        return y.flatten(1).mean(1)
+
+
+def test_conv_bn_relu_eval():
+    torch.manual_seed(0)
+    m = ConvBNReLU()
+    with torch.no_grad():
+        for bn in (m.bn, m.bn2):
+            bn.running_mean.normal_()
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.normal_()
+            bn.bias.normal_()
+    module, weights, _ = check(m.eval(), (torch.randn(2, 3, 16, 16),))
+    counts = op_counts(module)
+    assert counts["graph.batch_norm"] == 2 and counts["graph.conv2d"] == 2
+    assert "bn.running_var" in weights
+
+
+class DynMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        h = self.norm(torch.relu(self.fc(x)))
+        return h.view(h.shape[0], 4, 4).sum(-1), torch.softmax(h, -1) * 2.0
+
+
+def test_dynamic_batch_two_sizes():
+    torch.manual_seed(0)
+    m = DynMLP().eval()
+    batch = torch.export.Dim("batch", min=2, max=512)
+    module, _, text = check(m, (torch.randn(3, 8),), ({0: batch},),
+                            run_inputs=[(torch.randn(2, 8),), (torch.randn(37, 8),)])
+    assert "tensor<?x8xf32>" in text and "tensor<?x4x4xf32>" in text
+    f = find_function(module, "main")
+    assert [list(t.get_shape())[1:] for t in f.function_type.outputs.data] == [[4], [16]]
+
+
+class MultiOut(nn.Module):
+    def forward(self, a, b):
+        s = a + b
+        return s, torch.exp(-s.abs()), (a * b).sum(0)
+
+
+def test_multiple_outputs():
+    module, _, _ = check(MultiOut(), (torch.randn(3, 4), torch.randn(3, 4)))
+    f = find_function(module, "main")
+    assert len(f.function_type.outputs.data) == 3
+    assert arg_names(f) == ["a", "b"]
+
+
+class ManyOps(nn.Module):
+    """Exercises the less common mappings."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.register_buffer("offsets", torch.arange(0, 6))
+        self.p = nn.Parameter(torch.randn(6, 6))
+
+    def forward(self, x, idx, src):
+        e = self.emb(idx)  # [3, 5, 6]
+        y = x[:, 1] + x.select(1, -1) * 3.0 - 2.0 * x[:, 0]  # select / scalar ops, rsub-like
+        z = torch.where(y > 0, y, torch.zeros_like(y)) + torch.clamp(y, -0.5, 0.5)
+        mask = torch.logical_not(z < 0.1).any(dim=-1, keepdim=True)
+        z = z * mask.to(z.dtype)
+        acc = torch.zeros(4, 6).index_add(0, src, e[:, 0])
+        t = e.transpose(1, 2) @ e  # [3, 6, 6] batched matmul
+        w = torch.full((6,), 2.0) + self.offsets.float()
+        r = torch.log_softmax(t.sum(1) * w, dim=-1)
+        parts = torch.chunk(acc, 2, dim=0)
+        return z, parts[0] - parts[1], r, torch.addmm(w, acc, self.p.t()).amax(1), torch.mm(acc, self.p) * 0.5
+
+
+def test_many_ops():
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 6)
+    idx = torch.randint(0, 10, (3, 5))
+    src = torch.tensor([0, 3, 3])
+    check(ManyOps().eval(), (x, idx, src))
+
+
+def test_bf16_import():
+    model, inputs = get_workload("mlp_gpt3_T256").build(scale=0.02, dtype=torch.bfloat16)
+    module, weights = import_module(model, inputs)
+    text = module_to_text(module)
+    f = find_function(module, "main")
+    for t in f.function_type.inputs.data:
+        assert "bf16" in str(t)
+    assert "xbf16>" in text and "xf32>" not in text
+    outs = interpret(module, arguments(module, weights, *inputs))
+    ref = _outputs(model, inputs)[0].float().numpy()
+    assert rel_err(outs[0], ref) < 2e-2
+
+
+def test_bf16_llama_and_fp16():
+    model, inputs = get_workload("llama_decode_b1").build(scale=0.05, dtype=torch.bfloat16)
+    module, weights = import_module(model, inputs)
+    outs = interpret(module, arguments(module, weights, *inputs))
+    assert rel_err(outs[0], _outputs(model, inputs)[0].float().numpy()) < 3e-2
+    m = TwoBranches().eval().half()
+    module, weights = import_module(m, (torch.randn(4, 12).half(),))
+    assert "xf16>" in module_to_text(module)
+
+
+class Unsupported(nn.Module):
+    def forward(self, x):
+        a = torch.cumsum(x, 1)
+        b = torch.relu(a)
+        c = torch.flip(b, [0])
+        d = torch.sort(x, 1).values
+        return c + d
+
+
+def test_unsupported_ops_listed_at_once():
+    with pytest.raises(UnsupportedOpsError) as ei:
+        import_module(Unsupported(), (torch.randn(3, 4),))
+    e = ei.value
+    ops = [it.op for it in e.items]
+    assert ops == ["aten.cumsum.default", "aten.flip.default", "aten.sort.default"]
+    msg = str(e)
+    assert msg.startswith("3 unsupported ops")
+    lines = [it.loc for it in e.items]
+    assert all(loc.startswith(__file__) for loc in lines), lines
+    assert "torch.cumsum(x, 1)" in msg and "torch.flip(b, [0])" in msg
+
+
+def test_unsupported_reasons():
+    class M(nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    q = torch.randn(1, 2, 4, 8)
+    with pytest.raises(UnsupportedOpsError, match="causal attention"):
+        import_module(M(), (q, q, q))
+
+    class Bag(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bag = nn.EmbeddingBag(10, 4, mode="sum")
+
+        def forward(self, idx, offsets):
+            return self.bag(idx, offsets)
+
+    with pytest.raises(UnsupportedOpsError, match="aten._embedding_bag.default: 1-D indices need offsets that are a static arange"):
+        import_module(Bag(), (torch.tensor([1, 2, 3, 4]), torch.tensor([0, 1])))
+    # 2-D indices (uniform bags) and mean mode are fine
+    bag = Bag().eval()
+    bag.bag.mode = "mean"
+    check(bag, (torch.randint(0, 10, (3, 4)), None))
+
+
+def test_cli(tmp_path):
+    from kitsune.tools.import_ import main
+
+    src = tmp_path / "m.py"
+    src.write_text("import torch\n\ndef make_model():\n    return torch.nn.Linear(4, 3), (torch.randn(2, 4),)\n\n"
+                   "def bad():\n    class B(torch.nn.Module):\n        def forward(self, x):\n"
+                   "            return torch.cumsum(x, 0)\n    return B(), (torch.randn(2, 4),)\n")
+    out, w = tmp_path / "o.mlir", tmp_path / "o.npz"
+    assert main([str(src), "-o", str(out), "--weights", str(w)]) == 0
+    assert "graph.linear" in out.read_text()
+    assert sorted(np.load(w).keys()) == ["bias", "weight"]
+    out2 = tmp_path / "bad.mlir"
+    assert main([f"{src}:bad", "-o", str(out2)]) == 1
+    assert not out2.exists()
+
+
+def test_import_exported_and_top_level_api():
+    import kitsune
+
+    ep = torch.export.export(TwoBranches().eval(), (torch.randn(2, 12),))
+    module, weights = kitsune.import_exported(ep)
+    assert "a.weight" in weights
+    module2, _ = kitsune.import_module(TwoBranches().eval(), (torch.randn(2, 12),))
+    assert op_counts(module) == op_counts(module2)

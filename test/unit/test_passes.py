@@ -1,0 +1,356 @@
+"""graph-decompose and graph-canonicalize: results before == after, patterns fire.
+
+Handwritten cases for every composite and every canonicalization pattern, and
+property-based tests over random small graphs (see graphgen.random_graphs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from graphgen import FuncBuilder, assert_close, op_names, random_graphs, reparse, run_main, ttype
+from kitsune.context import make_context
+from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
+from kitsune.passes.graph_decompose import COMPOSITES, GraphDecomposePass
+
+R = np.random.default_rng(3)
+
+
+def rn(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def apply(p, m):
+    m2 = m.clone()
+    p.apply(make_context(), m2)
+    m2.verify()
+    reparse(m2)  # the result prints and parses back
+    return m2
+
+
+def check_same(m, inputs, p, rtol=1e-5, atol=1e-5):
+    before = run_main(m, inputs)
+    m2 = apply(p, m)
+    after = run_main(m2, inputs)
+    assert len(before) == len(after)
+    for a, b in zip(after, before):
+        assert a.dtype == b.dtype
+        assert_close(a, b, rtol=rtol, atol=atol)
+    return m2
+
+
+def one(name, shapes, n_results=1, **attrs):
+    """A module with one op applied to fresh args of the given shapes; and random inputs."""
+    fb = FuncBuilder()
+    args = [fb.arg(ttype(s)) for s in shapes]
+    op = fb.op(name, *args, **attrs)
+    return fb.module(list(op.results)), [rn(*s) for s in shapes]
+
+
+def pos_inputs(inputs, which):
+    for i in which:
+        inputs[i] = np.abs(inputs[i]) + 0.5
+    return inputs
+
+
+# ------------------------------------------------------------- decompose
+
+DECOMPOSE = [
+    ("softmax", [[3, 5]], {}),
+    ("softmax", [[2, 3, 4]], {"dim": 0}),
+    ("softmax", [[2, 3, 4]], {"dim": -2}),
+    ("log_softmax", [[3, 5]], {}),
+    ("log_softmax", [[2, 3, 4]], {"dim": 1}),
+    ("layer_norm", [[3, 8]], {}),
+    ("layer_norm", [[3, 8], [8]], {"eps": 1e-3}),
+    ("layer_norm", [[2, 3, 4], [3, 4], [3, 4]], {"normalized_rank": 2}),
+    ("rms_norm", [[3, 8]], {}),
+    ("rms_norm", [[2, 3, 4], [3, 4]], {"normalized_rank": 2, "eps": 1e-2}),
+    ("batch_norm", [[2, 3, 4, 4], [3], [3]], {}),
+    ("batch_norm", [[2, 3, 4], [3], [3], [3]], {"eps": 1e-3}),
+    ("batch_norm", [[2, 3], [3], [3], [3], [3]], {}),
+    ("gelu", [[3, 5]], {}),
+    ("gelu", [[3, 5]], {"approximate": "tanh"}),
+    ("silu", [[2, 3, 4]], {}),
+    ("linear", [[3, 4], [5, 4]], {}),
+    ("linear", [[2, 3, 4], [5, 4], [5]], {}),
+    ("mean", [[2, 3, 4]], {}),
+    ("mean", [[2, 3, 4]], {"dims": [0, -1], "keepdim": True}),
+    ("mean", [[2, 3, 4]], {"dims": [1]}),
+    ("attention", [[2, 2, 3, 4], [2, 2, 5, 4], [2, 2, 5, 6]], {}),
+    ("attention", [[1, 4, 3, 4], [1, 2, 5, 4], [1, 2, 5, 4]], {"scale": 0.3}),
+]
+
+
+def test_decompose_cases_cover_every_composite():
+    assert {c[0] for c in DECOMPOSE} == set(COMPOSITES)
+
+
+@pytest.mark.parametrize("name, shapes, attrs", DECOMPOSE,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(DECOMPOSE)])
+def test_decompose(name, shapes, attrs):
+    m, inputs = one(name, shapes, **attrs)
+    if name == "batch_norm":
+        pos_inputs(inputs, [2])
+    m2 = check_same(m, inputs, GraphDecomposePass())
+    names = op_names(m2)
+    assert f"graph.{name}" not in names
+    assert not any(n.removeprefix("graph.") in COMPOSITES for n in names), names
+
+
+def test_decompose_only_selected_ops():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([3, 5]))
+    y = fb.v("gelu", fb.v("softmax", x))
+    z = fb.v("silu", y)
+    m = fb.module([z])
+    inputs = [rn(3, 5)]
+    m2 = check_same(m, inputs, GraphDecomposePass(ops=("softmax", "silu")))
+    names = op_names(m2)
+    assert "graph.gelu" in names and "graph.softmax" not in names and "graph.silu" not in names
+
+
+def test_decompose_unknown_op():
+    m, _ = one("relu", [[3]])
+    with pytest.raises(ValueError, match="graph-decompose: unknown op\\(s\\) relu; choose from softmax"):
+        GraphDecomposePass(ops=("relu",)).apply(make_context(), m)
+
+
+def test_decompose_dynamic_shapes():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([-1, 8]))
+    w = fb.arg(ttype([8]))
+    s = fb.v("softmax", x)
+    ln = fb.v("layer_norm", s, w)
+    mn = fb.v("mean", ln, dims=[1])
+    m = fb.module([mn])
+    inputs = [rn(5, 8), rn(8)]
+    m2 = check_same(m, inputs, GraphDecomposePass())
+    names = op_names(m2)
+    assert "graph.softmax" not in names  # softmax needs no sizes
+    assert "graph.layer_norm" in names  # kept: the result is dynamic
+
+
+def test_decompose_keeps_composites_with_dynamic_reduced_size():
+    m, _ = one("mean", [[3, 4]], dims=[1])
+    fb = FuncBuilder()
+    x = fb.arg(ttype([3, -1]))
+    y = fb.v("mean", x, dims=[1])
+    m = fb.module([y])
+    m2 = check_same(m, [rn(3, 4)], GraphDecomposePass())
+    assert "graph.mean" in op_names(m2)
+
+
+# ----------------------------------------------------------- canonicalize
+
+
+def canon(m, inputs):
+    return op_names(check_same(m, inputs, GraphCanonicalizePass()))
+
+
+@pytest.mark.parametrize("side", ["lhs", "rhs", "both"])
+def test_fold_transpose_into_matmul(side):
+    fb = FuncBuilder()
+    a = fb.arg(ttype([2, 4, 3] if side != "rhs" else [2, 3, 4]))
+    b = fb.arg(ttype([5, 4] if side != "lhs" else [4, 5]))
+    if side in ("lhs", "both"):
+        a = fb.v("permute", a, perm=[0, 2, 1])
+    if side in ("rhs", "both"):
+        b = fb.v("permute", b, perm=[1, 0])
+    y = fb.v("matmul", a, b)
+    m = fb.module([y])
+    inputs = [rn(*a_.type.get_shape()) for a_ in fb.block.args]
+    m2 = apply(GraphCanonicalizePass(), m)
+    names = canon(m, inputs)
+    assert names == ["graph.matmul"]
+    (mm,) = [o for o in m2.walk() if o.name == "graph.matmul"]
+    assert mm.attrs() == {"transpose_a": side != "rhs", "transpose_b": side != "lhs"}
+
+
+def test_fold_transpose_flips_existing_flag():
+    fb = FuncBuilder()
+    a = fb.arg(ttype([3, 4]))
+    b = fb.arg(ttype([4, 5]))
+    y = fb.v("matmul", a, fb.v("permute", b, perm=[1, 0]), transpose_b=True)
+    m = fb.module([y])
+    m2 = apply(GraphCanonicalizePass(), m)
+    assert canon(m, [rn(3, 4), rn(4, 5)]) == ["graph.matmul"]
+    (mm,) = [o for o in m2.walk() if o.name == "graph.matmul"]
+    assert mm.attrs()["transpose_b"] is False
+
+
+def test_no_fold_for_other_permutations():
+    fb = FuncBuilder()
+    a = fb.arg(ttype([3, 2, 4]))
+    b = fb.arg(ttype([2, 4, 5]))
+    y = fb.v("matmul", fb.v("permute", a, perm=[1, 0, 2]), b)
+    m = fb.module([y])
+    assert canon(m, [rn(3, 2, 4), rn(2, 4, 5)]) == ["graph.permute", "graph.matmul"]
+
+
+@pytest.mark.parametrize("bias_first", [False, True])
+@pytest.mark.parametrize("xshape", [[3, 4], [2, 3, 4]])
+def test_matmul_bias_to_linear(bias_first, xshape):
+    fb = FuncBuilder()
+    x = fb.arg(ttype(xshape))
+    w = fb.arg(ttype([5, 4]))
+    b = fb.arg(ttype([5]))
+    mm = fb.v("matmul", x, fb.v("permute", w, perm=[1, 0]))  # torch.export's t + addmm
+    y = fb.v("add", *((b, mm) if bias_first else (mm, b)))
+    m = fb.module([y])
+    assert canon(m, [rn(*xshape), rn(5, 4), rn(5)]) == ["graph.linear"]
+
+
+def test_matmul_bias_not_linear_when_matmul_used_twice():
+    fb = FuncBuilder()
+    x, w, b = fb.arg(ttype([3, 4])), fb.arg(ttype([5, 4])), fb.arg(ttype([5]))
+    mm = fb.v("matmul", x, w, transpose_b=True)
+    y = fb.v("add", mm, b)
+    m = fb.module([y, mm])
+    assert canon(m, [rn(3, 4), rn(5, 4), rn(5)]) == ["graph.matmul", "graph.add"]
+
+
+@pytest.mark.parametrize("bshape", [[1, 5], [3, 5], [1]])
+def test_matmul_bias_not_linear_for_other_bias_shapes(bshape):
+    fb = FuncBuilder()
+    x, w, b = fb.arg(ttype([3, 4])), fb.arg(ttype([5, 4])), fb.arg(ttype(bshape))
+    y = fb.v("add", fb.v("matmul", x, w, transpose_b=True), b)
+    m = fb.module([y])
+    assert canon(m, [rn(3, 4), rn(5, 4), rn(*bshape)]) == ["graph.matmul", "graph.add"]
+
+
+def test_matmul_bias_not_linear_without_transpose_b():
+    fb = FuncBuilder()
+    x, w, b = fb.arg(ttype([3, 4])), fb.arg(ttype([4, 5])), fb.arg(ttype([5]))
+    y = fb.v("add", fb.v("matmul", x, w), b)
+    m = fb.module([y])
+    assert canon(m, [rn(3, 4), rn(4, 5), rn(5)]) == ["graph.matmul", "graph.add"]
+
+
+@pytest.mark.parametrize("kind", ["reshape", "expand", "cast", "slice", "permute"])
+def test_drop_identity(kind):
+    fb = FuncBuilder()
+    x = fb.arg(ttype([3, 4]))
+    if kind == "reshape":
+        y = fb.op("reshape", x, result_types=[ttype([3, 4])]).results[0]
+    elif kind == "expand":
+        y = fb.v("expand", x, shape=[-1, 4])
+    elif kind == "cast":
+        y = fb.op("cast", x, result_types=[ttype([3, 4])]).results[0]
+    elif kind == "slice":
+        y = fb.v("slice", x, dim=1, start=0, end=4)
+    else:
+        y = fb.v("permute", x, perm=[0, 1])
+    z = fb.v("relu", y)
+    m = fb.module([z])
+    assert canon(m, [rn(3, 4)]) == ["graph.relu"]
+
+
+def test_no_drop_for_non_identity():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([3, 3]))
+    y = fb.v("permute", x, perm=[1, 0])  # same type, not identity
+    z = fb.v("slice", fb.v("relu", y), dim=0, start=1)
+    m = fb.module([z])
+    assert canon(m, [rn(3, 3)]) == ["graph.permute", "graph.relu", "graph.slice"]
+
+
+def test_merge_reshapes():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([2, 3, 4]))
+    y = fb.op("reshape", x, result_types=[ttype([6, 4])]).results[0]
+    y = fb.op("reshape", y, result_types=[ttype([24])]).results[0]
+    y = fb.op("reshape", y, result_types=[ttype([4, 6])]).results[0]
+    m = fb.module([y])
+    assert canon(m, [rn(2, 3, 4)]) == ["graph.reshape"]
+
+
+def test_merge_reshapes_back_to_identity():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([2, 3, 4]))
+    y = fb.op("reshape", x, result_types=[ttype([6, 4])]).results[0]
+    y = fb.op("reshape", y, result_types=[ttype([2, 3, 4])]).results[0]
+    m = fb.module([fb.v("exp", y)])
+    assert canon(m, [rn(2, 3, 4)]) == ["graph.exp"]
+
+
+def test_compose_permutes():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([2, 3, 4]))
+    y = fb.v("permute", x, perm=[2, 0, 1])
+    y = fb.v("permute", y, perm=[0, 2, 1])
+    m = fb.module([y])
+    m2 = apply(GraphCanonicalizePass(), m)
+    assert canon(m, [rn(2, 3, 4)]) == ["graph.permute"]
+    (p,) = [o for o in m2.walk() if o.name == "graph.permute"]
+    assert list(p.attrs()["perm"]) == [2, 1, 0]
+
+
+def test_compose_permutes_to_identity():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([2, 3, 4]))
+    y = fb.v("permute", fb.v("permute", x, perm=[1, 2, 0]), perm=[2, 0, 1])
+    m = fb.module([fb.v("neg", y)])
+    assert canon(m, [rn(2, 3, 4)]) == ["graph.neg"]
+
+
+def test_dead_code_removed():
+    fb = FuncBuilder()
+    x = fb.arg(ttype([3]))
+    fb.v("exp", fb.v("relu", x))  # unused
+    m = fb.module([fb.v("neg", x)])
+    assert canon(m, [rn(3)]) == ["graph.neg"]
+
+
+def test_canonicalize_after_decompose_linear_round_trip():
+    """decompose turns linear into matmul{transpose_b} + add; canonicalize turns it back."""
+    m, inputs = one("linear", [[3, 4], [5, 4], [5]])
+    m2 = check_same(m, inputs, GraphDecomposePass())
+    assert op_names(m2) == ["graph.matmul", "graph.add"]
+    assert op_names(check_same(m2, inputs, GraphCanonicalizePass())) == ["graph.linear"]
+
+
+# ------------------------------------------------------------ properties
+
+PROP = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROP
+@given(random_graphs())
+def test_property_decompose_preserves_results(case):
+    m, inputs = case
+    m2 = check_same(m, inputs, GraphDecomposePass())
+    left = [o for o in m2.walk() if o.name.removeprefix("graph.") in COMPOSITES]
+    # only a linear of a rank-1 input stays (matmul needs rank >= 2)
+    assert all(o.name == "graph.linear" and len(o.operands[0].type.get_shape()) == 1 for o in left), left
+
+
+@PROP
+@given(random_graphs())
+def test_property_canonicalize_preserves_results(case):
+    m, inputs = case
+    m2 = check_same(m, inputs, GraphCanonicalizePass())
+    # a fixed point: canonicalizing again changes nothing
+    assert str(apply(GraphCanonicalizePass(), m2)) == str(m2)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs())
+def test_property_pipeline_preserves_results(case):
+    m, inputs = case
+    before = run_main(m, inputs)
+    m2 = apply(GraphCanonicalizePass(), apply(GraphDecomposePass(), apply(GraphCanonicalizePass(), m)))
+    for a, b in zip(run_main(m2, inputs), before):
+        assert_close(a, b)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs(dynamic=True))
+def test_property_dynamic_shapes(case):
+    """Graphs whose first argument has '?' dims: both passes keep the results."""
+    m, inputs = case
+    assert "?" in str(m)
+    check_same(m, inputs, GraphDecomposePass())
+    check_same(m, inputs, GraphCanonicalizePass())
