@@ -259,6 +259,13 @@ def _read_through(v: SSAValue) -> int:
             total += operand_read_bytes(user)[use.index]
         elif user.name in ("func.return", "func.Return"):
             continue  # returned unchanged: no movement for the read
+        elif user.name in ("dataflow.graph", "dataflow.task") and user.regions and user.regions[0].blocks:
+            # look through to the block argument that mirrors this operand
+            total += _read_through(user.regions[0].blocks.first.args[use.index])
+        elif user.name == "dataflow.channel":
+            total += _read_through(user.results[0])
+        elif user.name == "dataflow.yield":
+            continue
         else:
             return full  # unknown user (a task, a call): assume it reads everything
         if total >= full:
@@ -327,13 +334,21 @@ def _task_key(op: Operation):
 
 def estimates(func_op: Operation, gpu: GPU | str = "h100", *, tf32: bool = False
               ) -> list[tuple[str, list[Operation], Estimate]]:
-    """Per kernel of a bulk-synchronous schedule: one per graph op (reshapes and constants are free), or one per
-    ``kitsune.task`` attribute value for ops that carry one (fused with :func:`estimate_task`)."""
+    """Per kernel of a bulk-synchronous schedule: one per graph op (reshapes and constants are free), one per
+    ``dataflow.task`` (its body fused with :func:`estimate_task`, its tile count for the wave term; the row's op
+    list is ``[task]``), or one per ``kitsune.task`` attribute value for ops that carry one."""
     gpu = get_gpu(gpu)
     out: list[tuple[str, list[Operation], Estimate]] = []
     tasks: dict[object, list[Operation]] = {}
     for op in _func_body_ops(func_op):
-        if not _is_graph(op):
+        if op.name == "dataflow.task":
+            # one kernel (or stage) per dataflow task: its body fused, tiled as the task says
+            body = [o for o in op.walk() if o is not op and _is_graph(o)]
+            tiles = op.num_tiles() if hasattr(op, "num_tiles") else None
+            label = f"task {op.sym_name.data} ({op.task_kind})" if hasattr(op, "task_kind") else op.name
+            out.append((label, [op], estimate_task(body, gpu, tiles, tf32=tf32)))
+            continue
+        if not _is_graph(op) or (op.parent_op() is not None and op.parent_op().name == "dataflow.task"):
             continue
         key = _task_key(op)
         if key is not None:
@@ -355,7 +370,7 @@ def report(func_op: Operation, gpu: GPU | str = "h100", *, tf32: bool = False) -
     name = func_op.properties.get("sym_name") or func_op.attributes.get("sym_name")
     fname = f"@{name.data}" if name is not None else func_op.name
     lines = [f"kitsune-estimate {fname} on {gpu.describe()}"]
-    hdr = f"{'#':>3}  {'op':<34} {'GFLOP':>10} {'MB':>10} {'comp_us':>9} {'mem_us':>9} {'est_us':>9}  bound"
+    hdr = f"{'#':>3}  {'op / task':<34} {'GFLOP':>10} {'MB':>10} {'comp_us':>9} {'mem_us':>9} {'est_us':>9}  bound"
     lines += [hdr, "-" * len(hdr)]
     tf = tb = tt = 0.0
     for i, (label, _ops, e) in enumerate(rows):

@@ -4,7 +4,9 @@
 
 Attributes written (discardable; the IR's meaning is unchanged):
 
-* on every graph op that is a kernel of its own (not reshape / constant):
+* on every ``dataflow.task`` (its body estimated as one fused kernel with the
+  task's tile count) and on every graph op outside tasks that is a kernel of its
+  own (not reshape / constant):
   ``kitsune.flops`` (i64), ``kitsune.bytes`` (i64, fewest bytes read + written,
   from the op table), ``kitsune.est_us`` (f64, estimated time of the op as its
   own kernel, launch included, rounded to 0.001 us), ``kitsune.bound``

@@ -839,12 +839,24 @@ def count(bound: Bound) -> Counts:
         for a in s.accesses() + [ix.access for ix in s.lhs.indices if isinstance(ix, Indirect)]:
             if a.tensor not in inputs:
                 continue
-            full = n(bound.shapes[a.tensor])
+            shape = bound.shapes[a.tensor]
+            full = n(shape)
             if any(isinstance(ix, Indirect) for ix in a.indices):
                 reach = n([ext[v] for v in a.vars])
                 elems = min(full, reach)
             else:
-                elems = full
+                # positions an affine index can reach in its dimension (a slice reads only its part)
+                per_dim = []
+                for d, ix in enumerate(a.indices):
+                    size = max(shape[d], 1)
+                    if not ix.terms:
+                        per_dim.append(1)
+                    elif len(ix.terms) == 1:
+                        per_dim.append(min(size, max(ext[ix.terms[0][0]], 1)))
+                    else:
+                        span = sum(abs(c) * (max(ext[v], 1) - 1) for v, c in ix.terms)
+                        per_dim.append(min(size, span + 1))
+                elems = min(full, n(per_dim))
             c.read_elems[a.tensor] = max(c.read_elems.get(a.tensor, 0), elems)
         c.write_elems[s.lhs.tensor] = n(bound.shapes[s.lhs.tensor])
     return c
