@@ -19,3 +19,20 @@ def import_exported(ep, **kw):
     from kitsune.frontend.torch_export import import_exported as _impl
 
     return _impl(ep, **kw)
+
+
+def interpret(module, inputs, fn="main"):
+    """Run function ``fn`` of a module through the numpy reference interpreter.
+
+    See ``kitsune.interpreter.interpret``.
+    """
+    from kitsune.interpreter import interpret as _impl
+
+    return _impl(module, inputs, fn)
+
+
+def parse(text, name="<string>"):
+    """Parse and verify MLIR text with every Kitsune dialect (``kitsune.context.parse_module``)."""
+    from kitsune.context import parse_module
+
+    return parse_module(text, name)

@@ -229,3 +229,20 @@ def test_subprocess_exit_codes(files, tmp_path):
                        env=_env(), timeout=120)
     assert p.returncode == 0, p.stderr
     assert "output #0: shape [4, 16]" in p.stdout and "Traceback" not in p.stderr
+
+
+def test_package_level_api():
+    """kitsune.parse / kitsune.interpret, as the README shows them."""
+    import numpy as np
+
+    import kitsune
+
+    m = kitsune.parse(
+        "func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+        "  %y = graph.softmax %x {dim = 1} : tensor<2x3xf32> -> tensor<2x3xf32>\n"
+        "  func.return %y : tensor<2x3xf32>\n}\n"
+    )
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = kitsune.interpret(m, [x])
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-6)

@@ -486,3 +486,30 @@ def test_interpret_multiple_ops_and_results():
     hh = np.maximum(xs @ ws.T, 0)
     assert_close(got[0], np.concatenate([hh[:, 1:], hh[:, :1]], 1))
     assert_close(got[1], hh)
+
+
+# Every op rejects a wrong result type: the first case of each op, rebuilt with its
+# first result's shape corrupted (a wrong size, or one more dim), must fail to verify
+# with a message naming the op.
+def _corrupt(t):
+    from xdsl.dialects.builtin import TensorType
+
+    shape = list(t.get_shape())
+    if shape and shape[0] >= 0:
+        shape[0] += 3
+    else:
+        shape.insert(0, 7)
+    return TensorType(t.get_element_type(), shape)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_every_op_verifier_rejects_wrong_result(name):
+    case = CASES[name][0]
+    m = _build(name, case)
+    op = next(o for o in m.walk() if isinstance(o, graph.GraphOp) and o.OPDEF.name == name)
+    op.verify()  # the valid one verifies
+    rtypes = [r.type for r in op.results]
+    rtypes[0] = _corrupt(rtypes[0])
+    bad = type(op).create(operands=list(op.operands), result_types=rtypes, properties=dict(op.properties))
+    with pytest.raises(VerifyException, match=f"graph.{name}"):
+        bad.verify()
