@@ -15,11 +15,30 @@ reduction op into ``P`` **partial** tasks and one **combine** task:
   original tile, so existing channels stay consistent. Partials reach it
   through channels (``tile`` when the partial has the combine's shape and tile).
 
+**Attention** (flash-decoding): a ``graph.attention`` is split along the key /
+value length ``L_kv`` (dim 2 of k and v). Partial ``p`` slices k and v to its
+chunk and computes, in graph ops (kv heads expanded for grouped-query attention
+by reshape / expand / reshape, as graph-decompose does)::
+
+    S = (q @ k_p^T) * scale;  m_p = amax(S, -1, keepdim);  e = exp(S - m_p)
+    l_p = sum(e, -1, keepdim);  o_p = e @ v_p            (unnormalised)
+
+and yields ``(o_p, m_p, l_p)``. The combine folds them with the online-softmax
+rescaling ``M = max_p m_p``, ``w_p = exp(m_p - M)``,
+``O = (sum_p w_p * o_p) / (sum_p w_p * l_p)`` and runs the epilogue on ``O``.
+
 The split op is the one with the longest reduction among those whose prologue is
 private to it (nothing else in the body reads it, so the combine does not need
 the unsplit input). ``P = ceil(sms / tiles)``, at most ``K / min_chunk``;
 ``force=P`` forces the split (at most ``K`` partials) of every task that has a
-splittable op. Softmax-style online combines (max + rescaled sums) are not done.
+splittable op.
+
+A ``softmax`` (composite or decomposed) is **not** split: its output is
+elementwise over the whole row, so a combine would have to re-read the whole
+row and write it back at the original task's few row-band tiles. Splitting only
+moves the max / sum passes to the partials while adding a round trip of the
+row through DRAM; the under-filled row-band work stays in the combine. Attention
+pays because its combine works on the small ``[B, H, L_q, E]`` partial outputs.
 """
 
 from __future__ import annotations
@@ -29,7 +48,7 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from kitsune.dialects import dataflow as df
@@ -39,6 +58,8 @@ from kitsune.dialects.graph import GraphOp as GOp
 from xdsl.passes import ModulePass
 
 COMBINE = {"sum": "add", "amax": "maximum", "amin": "minimum", "prod": "mul", "linear": "add", "matmul": "add"}
+N_MAIN = {"linear": 2, "matmul": 2, "attention": 3}
+"""Number of leading operands that a split op reads chunk-wise or whole (the others go to the combine)."""
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -60,6 +81,12 @@ def split_dims(op: Operation) -> list[tuple[int, int]] | None:
         if ra < 2 or rb < 2:
             return None
         return [(0, ra - 2 if a["transpose_a"] else ra - 1), (1, rb - 1 if a["transpose_b"] else rb - 2)]
+    if name == "attention":
+        q, k, v = (_shape(x) for x in op.operands[:3])
+        if (len(q) != 4 or len(k) != 4 or len(v) != 4 or any(d < 0 for d in q + k + v) or k[2] != v[2]
+                or k[1] < 1 or q[1] % k[1]):
+            return None
+        return [(1, 2), (2, 2)]
     if name in ("sum", "amax", "amin", "prod"):
         s = _shape(op.operands[0])
         if not s:
@@ -107,7 +134,7 @@ class SplitReductionPass(ModulePass):
     force: int = 0
     """Split every splittable task into this many partials (0: choose from the SM count)."""
     min_chunk: int = 64
-    """Smallest chunk of the reduction dim a partial gets (when P is chosen, not forced)."""
+    """Smallest chunk of the reduction dim (of L_kv for attention) a partial gets (when P is chosen)."""
     remarks: bool = False
     """Print each split to stderr."""
 
@@ -149,13 +176,15 @@ class SplitReductionPass(ModulePass):
         if c is None:
             return
         red, p = c
+        if red.OPDEF.name == "attention":
+            self.split_attention(t, red, p)
+            return
         block = t.body.blocks.first
         name = red.OPDEF.name
         k = reduced_size(red)
         bounds = [round(i * k / p) for i in range(p + 1)]
         sl = backward_slice(red, block)
         dims = dict(split_dims(red))
-        gblock = t.parent_block()
         new_ops: list[Operation] = []
         partial_vals = []
         pres_type = red.results[0].type
@@ -168,8 +197,7 @@ class SplitReductionPass(ModulePass):
             vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
             lo, hi = bounds[i], bounds[i + 1]
             ins = []
-            n_main = 2 if name in ("linear", "matmul") else 1
-            for j in range(n_main):
+            for j in range(N_MAIN.get(name, 1)):
                 if j in dims:
                     ins.append(_sliced(red.operands[j], dims[j], lo, hi, body, vmap, {}))
                 else:
@@ -207,14 +235,17 @@ class SplitReductionPass(ModulePass):
         comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + [c.result for c in partial_vals],
                          [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
         _drop_unused_args(comb)
-        # relations partial -> combine
-        for ch in partial_vals:
+        self._replace(t, new_ops, comb, f"{name} split along its reduction dim ({k})", p)
+
+    def _replace(self, t: df.TaskOp, new_ops: list[Operation], comb: df.TaskOp, what: str, p: int) -> None:
+        """Insert the partials (+ channels) and the combine before ``t``, then replace ``t`` by the combine."""
+        for ch in [o for o in new_ops if isinstance(o, df.ChannelOp)]:
             for rel in ("tile", "rows", "all"):
                 if df.relation_error(rel, ch.source.owner, _shape(ch.result), comb) is None:
                     ch.relation = StringAttr(rel)
                     break
-        new_ops.append(comb)
-        for o in new_ops:
+        gblock = t.parent_block()
+        for o in new_ops + [comb]:
             gblock.insert_op_before(o, t)
         for old, new in zip(t.results, comb.results):
             old.replace_all_uses_with(new)
@@ -223,15 +254,108 @@ class SplitReductionPass(ModulePass):
         t.erase()
         if self.remarks:
             print(f"kitsune-split-reduction: task \"{t.task_name}\" has {tiles} tile(s) for {self.sms} SMs: "
-                  f"{name} split along its reduction dim ({k}) into {p} partials + \"{comb.task_name}\"",
-                  file=sys.stderr)
+                  f"{what} into {p} partials + \"{comb.task_name}\"", file=sys.stderr)
+
+    def split_attention(self, t: df.TaskOp, att: Operation, p: int) -> None:
+        """Flash-decoding: ``p`` partials over chunks of L_kv yielding (o, m, l), an online-softmax combine."""
+        block = t.body.blocks.first
+        q, k, v = att.operands[:3]
+        qs, ks, vs = _shape(q), _shape(k), _shape(v)
+        B, Hq, Lq, E = qs
+        Hk, L, Ev = ks[1], ks[2], vs[3]
+        g = Hq // Hk
+        scale = att.attrs()["scale"] or 1.0 / math.sqrt(E)
+        et = att.results[0].type.get_element_type()
+        o_t = TensorType(et, [B, Hq, Lq, Ev])
+        r_t = TensorType(et, [B, Hq, Lq, 1])
+        bounds = [round(i * L / p) for i in range(p + 1)]
+        ptile = _default_tile((B, Hq, Lq, Ev), t)
+        new_ops: list[Operation] = []
+        chans: list[df.ChannelOp] = []
+        for i in range(p):
+            body = Block(arg_types=[a.type for a in block.args])
+            for ba, a in zip(body.args, block.args):
+                ba.name_hint = a.name_hint
+            vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+            lo, hi = bounds[i], bounds[i + 1]
+            b = _Builder(body)
+            qi = _full(q, body, vmap)
+            ki = _sliced(k, 2, lo, hi, body, vmap, {})
+            vi = _sliced(v, 2, lo, hi, body, vmap, {})
+            if g > 1:
+                ki, vi = _expand_heads(b, ki, g), _expand_heads(b, vi, g)
+            s = b.op("mul", b.op("matmul", qi, ki, transpose_b=True), b.scalar(scale, et))
+            m = b.op("amax", s, dims=[3], keepdim=True)
+            e = b.op("exp", b.op("sub", s, m))
+            l_ = b.op("sum", e, dims=[3], keepdim=True)
+            o = b.op("matmul", e, vi)
+            body.add_op(df.YieldOp([o, m, l_]))
+            pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [o_t, r_t, r_t], ptile, Region(body))
+            _drop_unused_args(pt)
+            cs = [df.ChannelOp(r, "all") for r in pt.results]
+            new_ops += [pt, *cs]
+            chans += cs
+        # combine: online-softmax rescaling of the partials, then the original epilogue
+        body = Block(arg_types=[a.type for a in block.args] + [c.result.type for c in chans])
+        for ba, a in zip(body.args, block.args):
+            ba.name_hint = a.name_hint
+        vmap = dict(zip(block.args, body.args))
+        parts = list(body.args[len(block.args):])
+        os_, ms, ls = parts[0::3], parts[1::3], parts[2::3]
+        b = _Builder(body)
+        for o in block.ops:
+            if o is att:
+                mx = ms[0]
+                for m in ms[1:]:
+                    mx = b.op("maximum", mx, m)
+                num = den = None
+                for oi, mi, li in zip(os_, ms, ls):
+                    w = b.op("exp", b.op("sub", mi, mx))
+                    wo, wl = b.op("mul", w, oi), b.op("mul", w, li)
+                    num = wo if num is None else b.op("add", num, wo)
+                    den = wl if den is None else b.op("add", den, wl)
+                vmap[att.results[0]] = b.op("div", num, den)
+                continue
+            body.add_op(o.clone(value_mapper=vmap))
+        _dce(body)
+        comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + [c.result for c in chans],
+                         [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
+        _drop_unused_args(comb)
+        self._replace(t, new_ops, comb, f"attention split along its key/value length ({L})", p)
+
+
+class _Builder:
+    """Appends graph ops (result types inferred) to a block."""
+
+    def __init__(self, body: Block):
+        self.body = body
+
+    def op(self, name: str, *operands: SSAValue, result_type=None, **attrs) -> SSAValue:
+        if result_type is None:
+            (result_type,) = graph.infer_result_types(name, [o.type for o in operands], **attrs)
+        new = graph.build(name, list(operands), [result_type], **attrs)
+        self.body.add_op(new)
+        return new.results[0]
+
+    def scalar(self, value: float, elem) -> SSAValue:
+        t = TensorType(elem, [])
+        return self.op("constant", result_type=t, value=DenseIntOrFPElementsAttr.from_list(t, [value]))
+
+
+def _expand_heads(b: _Builder, x: SSAValue, g: int) -> SSAValue:
+    """[B, H, L, E] -> [B, H * g, L, E], each head repeated g times (grouped-query attention)."""
+    s = list(_shape(x))
+    et = x.type.get_element_type()
+    r5 = b.op("reshape", x, result_type=TensorType(et, [s[0], s[1], 1, s[2], s[3]]))
+    e5 = b.op("expand", r5, shape=[s[0], s[1], g, s[2], s[3]])
+    return b.op("reshape", e5, result_type=TensorType(et, [s[0], s[1] * g, s[2], s[3]]))
 
 
 def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:
     """Nothing but ``op`` and its prologue reads the inputs they reduce (else the combine would still
     need the whole input, e.g. a softmax's max: splitting would not pay)."""
     inside = set(sl) | {op}
-    n = 2 if op.OPDEF.name in ("linear", "matmul") else 1
+    n = N_MAIN.get(op.OPDEF.name, 1)
     roots = {v for o in inside for v in (o.operands[:n] if o is op else o.operands) if v.owner is block}
     return all(u.operation in inside for v in roots for u in v.uses)
 
@@ -273,8 +397,6 @@ def _sliced(v: SSAValue, d: int, lo: int, hi: int, body: Block, vmap: dict[SSAVa
             rt = v.type
             new_shape = list(shape)
             new_shape[d] = hi - lo
-            from xdsl.dialects.builtin import TensorType
-
             new = graph.build(o.OPDEF.name, ins, [TensorType(rt.get_element_type(), new_shape)], **o.attrs())
             body.add_op(new)
             memo[v] = new.results[0]

@@ -93,8 +93,31 @@ func.func @main(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x16xf3
 }
 """
 
+
+
+def _attention(hq: int, hk: int, lq: int, lkv: int, e: int = 16, ev: int = 16, scale: float = 0.0,
+               epilogue: bool = True) -> str:
+    """Decode-style attention q [1, hq, lq, e], k [1, hk, lkv, e], v [1, hk, lkv, ev] (+ permute/reshape)."""
+    q, k, v = f"tensor<1x{hq}x{lq}x{e}xf32>", f"tensor<1x{hk}x{lkv}x{e}xf32>", f"tensor<1x{hk}x{lkv}x{ev}xf32>"
+    a = f"tensor<1x{hq}x{lq}x{ev}xf32>"
+    sc = f" {{scale = {scale}}}" if scale else ""
+    lines = [f"  %a = graph.attention %q, %k, %v{sc} : {q}, {k}, {v} -> {a}"]
+    ret, rt = "%a", a
+    if epilogue:
+        pt, rt = f"tensor<1x{lq}x{hq}x{ev}xf32>", f"tensor<1x{lq}x{hq * ev}xf32>"
+        lines += [f"  %p = graph.permute %a {{perm = [0, 2, 1, 3]}} : {a} -> {pt}",
+                  f"  %y = graph.reshape %p : {pt} -> {rt}"]
+        ret = "%y"
+    return "\n".join([f"func.func @main(%q: {q}, %k: {k}, %v: {v}) -> {rt} {{", *lines,
+                      f"  func.return {ret} : {rt}", "}"])
+
+
+ATT_GQA = _attention(8, 2, 1, 40)
+ATT_MHA = _attention(2, 2, 2, 37, ev=8, scale=0.3, epilogue=False)
+
 GRAPHS = {"mlp": MLP, "softmax": SOFTMAX, "norm_linear": NORM_LINEAR, "branches": BRANCHES, "gemv": GEMV,
-          "long_sum": LONG_SUM, "matmul_t": MATMUL_T, "mlp_long": MLP_LONG}
+          "long_sum": LONG_SUM, "matmul_t": MATMUL_T, "mlp_long": MLP_LONG, "attention_gqa": ATT_GQA,
+          "attention_mha": ATT_MHA}
 
 
 def _inputs(module, seed=0):
@@ -172,6 +195,67 @@ def test_split_reduction_splits_gemv():
     assert [t.task_kind for t in _tasks(m)].count("partial") == 4
     m = _check_same(LONG_SUM, [FormRegionsPass(), SplitReductionPass(force=5)])
     assert [t.task_kind for t in _tasks(m)].count("partial") >= 5
+
+
+ATTENTIONS = {"gqa": ATT_GQA, "mha": ATT_MHA, "gqa_uneven": _attention(8, 2, 1, 37, scale=0.7),
+              "gqa_prefill": _attention(4, 1, 3, 23, e=8, ev=4, epilogue=False)}
+
+
+@pytest.mark.parametrize("name", sorted(ATTENTIONS))
+@pytest.mark.parametrize("p", [2, 3, 5])
+def test_split_attention_online_softmax(name, p):
+    """Flash-decoding split along L_kv: interpreter(graph) == interpreter(partials + online-softmax combine)."""
+    m = _check_same(ATTENTIONS[name], [FormRegionsPass(), SplitReductionPass(force=p)], rtol=1e-5, atol=1e-6)
+    ts = _tasks(m)
+    parts = [t for t in ts if t.task_kind == "partial"]
+    (comb,) = [t for t in ts if t.task_kind == "combine"]
+    assert len(parts) == p and all(len(t.outs) == 3 for t in parts)
+    # the chunks of L_kv cover it exactly
+    lens = [next(o for o in t.body.blocks.first.ops if o.name == "graph.slice").results[0].type.get_shape()[2]
+            for t in parts]
+    lkv = next(o for o in parse_module(ATTENTIONS[name]).walk() if o.name == "graph.attention").operands[1]
+    assert sum(lens) == lkv.type.get_shape()[2]
+    names = [o.name for o in comb.body.blocks.first.ops]
+    assert names.count("graph.maximum") == p - 1 and names.count("graph.exp") == p and "graph.div" in names
+    for t in parts:
+        pn = [o.name for o in t.body.blocks.first.ops]
+        assert {"graph.amax", "graph.exp", "graph.sum"} <= set(pn) and "graph.attention" not in pn
+
+
+def test_split_attention_choice_of_p():
+    # 40 keys, 1 output tile: P = min(132 / 1, 40 // min_chunk)
+    for chunk, want in ((64, 0), (16, 2), (8, 5), (1, 40)):
+        m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(min_chunk=chunk)], rtol=1e-5, atol=1e-6)
+        assert [t.task_kind for t in _tasks(m)].count("partial") == want
+    # enough tiles already: no split unless forced
+    m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(sms=1, min_chunk=1)])
+    assert not any(t.task_kind == "partial" for t in _tasks(m))
+
+
+@pytest.mark.parametrize("opts", [dict(force=2), dict(force=3), dict(force=5), dict(min_chunk=4)])
+def test_split_attention_llama(opts):
+    """The llama decode layer (scale 0.02; 4 query heads on 1 kv head, 21 keys), attention split too."""
+    pytest.importorskip("torch")
+    try:
+        from kitsune.frontend import import_module
+    except ImportError:
+        pytest.skip("importer missing")
+    from kitsune.models import get_workload
+
+    model, inputs = get_workload("llama_decode_b1").build(scale=0.02)
+    module, weights = import_module(model, inputs)
+    args = _workload_args(module, inputs, weights)
+    ref = interpret(module, args)
+    out = module.clone()
+    for p in (FormRegionsPass(), SplitReductionPass(**opts)):
+        p.apply(make_context(), out)
+    out.verify()
+    parts = [t for t in _tasks(out) if t.task_kind == "partial" and t.task_name.startswith("attention")]
+    assert len(parts) == opts.get("force", 5)
+    got = interpret(parse_module(str(out)), args)
+    for r, g in zip(ref, got):
+        scale = max(1.0, float(np.max(np.abs(r))))
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6 * scale)
 
 
 def test_interpreter_runs_dataflow_text():

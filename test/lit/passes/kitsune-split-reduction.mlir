@@ -2,6 +2,11 @@
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{force=2}' | filecheck %s --check-prefix=FORCE
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{sms=1}' | filecheck %s --check-prefix=FULL
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8}' | filecheck %s --check-prefix=CHUNK
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8 remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=CHUNK-REMARK
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction' | filecheck %s --check-prefix=LLAMA
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{force=2}' | filecheck %s --check-prefix=LLAMA2
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=4}' | filecheck %s --check-prefix=LLAMA5
 
 // A batch-1 GEMV has one output tile: split K=512 into min(132 / 1, 512 / min_chunk 64) = 8
 // partial GEMVs and a combine that sums them, adds the bias and applies the epilogue.
@@ -87,7 +92,8 @@ func.func @big(%x: tensor<2048x256xf32>, %w: tensor<1280x256xf32>) -> tensor<204
 }
 
 // -----
-// A composite softmax is not split (no online max/sum combine yet).
+// A composite softmax is not split: its output is elementwise over the whole row, so a combine
+// would re-read and re-write the row at the same few row-band tiles (see the pass docs).
 
 // CHECK-LABEL: func.func @softmax
 // CHECK-NOT: partial
@@ -113,3 +119,144 @@ func.func @softmax_decomposed(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
   %y = graph.div %e, %z : tensor<2x4096xf32>, tensor<2x1xf32> -> tensor<2x4096xf32>
   func.return %y : tensor<2x4096xf32>
 }
+
+// -----
+// Grouped-query decode attention (8 query heads, 2 kv heads, 40 keys), one output tile.
+// Flash-decoding: the partials slice k and v along L_kv (dim 2), expand the kv heads,
+// and yield the unnormalised o = exp(S - m) @ v with the chunk's max m and sum l; the
+// combine rescales by exp(m_i - max m) and divides, then runs the permute/reshape epilogue.
+// Default: 40 keys < 2 chunks of min_chunk 64, no split; min_chunk=8: 5 partials.
+
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK-NOT: partial
+// CHECK: dataflow.task "attention_0" contraction
+// CHECK-NOT: partial
+
+// FULL-LABEL: func.func @attention_gqa
+// FULL-NOT: partial
+
+// FORCE-LABEL: func.func @attention_gqa
+// FORCE: %[[O0:.*]], %[[M0:.*]], %[[L0:.*]] = dataflow.task "attention_0_part0" partial (%[[Q:.*]], %[[K:.*]], %[[V:.*]]) tile [1, 1, 1, 16] : (tensor<1x8x1x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
+// FORCE-NEXT: ^{{.*}}(%[[QA:.*]]: tensor<1x8x1x16xf32>, %[[KA:.*]]: tensor<1x2x40x16xf32>, %[[VA:.*]]: tensor<1x2x40x16xf32>):
+// FORCE-NEXT: %[[KS:.*]] = graph.slice %[[KA]] {dim = 2, end = 20} : tensor<1x2x40x16xf32> -> tensor<1x2x20x16xf32>
+// FORCE-NEXT: %[[VS:.*]] = graph.slice %[[VA]] {dim = 2, end = 20} : tensor<1x2x40x16xf32> -> tensor<1x2x20x16xf32>
+// FORCE-NEXT: %[[K5:.*]] = graph.reshape %[[KS]] : tensor<1x2x20x16xf32> -> tensor<1x2x1x20x16xf32>
+// FORCE-NEXT: %[[KE:.*]] = graph.expand %[[K5]] {shape = [1, 2, 4, 20, 16]}
+// FORCE-NEXT: %[[KH:.*]] = graph.reshape %[[KE]] : tensor<1x2x4x20x16xf32> -> tensor<1x8x20x16xf32>
+// FORCE-NEXT: %[[V5:.*]] = graph.reshape %[[VS]]
+// FORCE-NEXT: %[[VE:.*]] = graph.expand %[[V5]]
+// FORCE-NEXT: %[[VH:.*]] = graph.reshape %[[VE]] : tensor<1x2x4x20x16xf32> -> tensor<1x8x20x16xf32>
+// FORCE-NEXT: %[[QK:.*]] = graph.matmul %[[QA]], %[[KH]] {transpose_b = true} : tensor<1x8x1x16xf32>, tensor<1x8x20x16xf32> -> tensor<1x8x1x20xf32>
+// FORCE-NEXT: %[[SC:.*]] = graph.constant dense<2.500000e-01> : tensor<f32>
+// FORCE-NEXT: %[[S:.*]] = graph.mul %[[QK]], %[[SC]]
+// FORCE-NEXT: %[[M:.*]] = graph.amax %[[S]] {dims = [3], keepdim = true} : tensor<1x8x1x20xf32> -> tensor<1x8x1x1xf32>
+// FORCE-NEXT: %[[D:.*]] = graph.sub %[[S]], %[[M]]
+// FORCE-NEXT: %[[E:.*]] = graph.exp %[[D]]
+// FORCE-NEXT: %[[L:.*]] = graph.sum %[[E]] {dims = [3], keepdim = true} : tensor<1x8x1x20xf32> -> tensor<1x8x1x1xf32>
+// FORCE-NEXT: %[[O:.*]] = graph.matmul %[[E]], %[[VH]] : tensor<1x8x1x20xf32>, tensor<1x8x20x16xf32> -> tensor<1x8x1x16xf32>
+// FORCE-NEXT: dataflow.yield %[[O]], %[[M]], %[[L]]
+// FORCE-NEXT: }
+// FORCE-NEXT: %[[CO0:.*]] = dataflow.channel %[[O0]] {relation = "all"} : tensor<1x8x1x16xf32>
+// FORCE-NEXT: %[[CM0:.*]] = dataflow.channel %[[M0]] {relation = "all"} : tensor<1x8x1x1xf32>
+// FORCE-NEXT: %[[CL0:.*]] = dataflow.channel %[[L0]] {relation = "all"} : tensor<1x8x1x1xf32>
+// FORCE-NEXT: dataflow.task "attention_0_part1" partial (%[[Q]], %[[K]], %[[V]])
+// FORCE-NEXT: ^
+// FORCE-NEXT: graph.slice %{{.*}} {dim = 2, start = 20, end = 40} : tensor<1x2x40x16xf32> -> tensor<1x2x20x16xf32>
+// FORCE-NEXT: graph.slice %{{.*}} {dim = 2, start = 20, end = 40} : tensor<1x2x40x16xf32> -> tensor<1x2x20x16xf32>
+// FORCE: graph.amax
+// FORCE: graph.exp
+// FORCE: graph.sum
+// FORCE: %[[CO1:.*]] = dataflow.channel %{{.*}} {relation = "all"} : tensor<1x8x1x16xf32>
+// FORCE-NEXT: %[[CM1:.*]] = dataflow.channel
+// FORCE-NEXT: %[[CL1:.*]] = dataflow.channel
+// FORCE-NEXT: dataflow.task "attention_0_combine" combine (%[[CO0]], %[[CM0]], %[[CL0]], %[[CO1]], %[[CM1]], %[[CL1]]) tile [1, 1, 128] : ({{.*}}) -> tensor<1x1x128xf32> {
+// FORCE-NEXT: ^{{.*}}(%[[o0:.*]]: tensor<1x8x1x16xf32>, %[[m0:.*]]: tensor<1x8x1x1xf32>, %[[l0:.*]]: tensor<1x8x1x1xf32>, %[[o1:.*]]: tensor<1x8x1x16xf32>, %[[m1:.*]]: tensor<1x8x1x1xf32>, %[[l1:.*]]: tensor<1x8x1x1xf32>):
+// FORCE-NEXT: %[[MX:.*]] = graph.maximum %[[m0]], %[[m1]]
+// FORCE-NEXT: %[[D0:.*]] = graph.sub %[[m0]], %[[MX]]
+// FORCE-NEXT: %[[W0:.*]] = graph.exp %[[D0]]
+// FORCE-NEXT: %[[WO0:.*]] = graph.mul %[[W0]], %[[o0]]
+// FORCE-NEXT: %[[WL0:.*]] = graph.mul %[[W0]], %[[l0]]
+// FORCE-NEXT: %[[D1:.*]] = graph.sub %[[m1]], %[[MX]]
+// FORCE-NEXT: %[[W1:.*]] = graph.exp %[[D1]]
+// FORCE-NEXT: %[[WO1:.*]] = graph.mul %[[W1]], %[[o1]]
+// FORCE-NEXT: %[[WL1:.*]] = graph.mul %[[W1]], %[[l1]]
+// FORCE-NEXT: %[[NUM:.*]] = graph.add %[[WO0]], %[[WO1]]
+// FORCE-NEXT: %[[DEN:.*]] = graph.add %[[WL0]], %[[WL1]]
+// FORCE-NEXT: %[[ATT:.*]] = graph.div %[[NUM]], %[[DEN]] : tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32> -> tensor<1x8x1x16xf32>
+// FORCE-NEXT: %[[P:.*]] = graph.permute %[[ATT]] {perm = [0, 2, 1, 3]}
+// FORCE-NEXT: %[[Y:.*]] = graph.reshape %[[P]] : tensor<1x1x8x16xf32> -> tensor<1x1x128xf32>
+// FORCE-NEXT: dataflow.yield %[[Y]]
+
+// CHUNK-LABEL: func.func @attention_gqa
+// CHUNK-COUNT-5: dataflow.task "attention_0_part{{[0-4]}}" partial
+// CHUNK: dataflow.task "attention_0_combine" combine
+// CHUNK-COUNT-4: graph.maximum
+// CHUNK-NOT: graph.maximum
+// CHUNK: graph.div
+// CHUNK-NOT: dataflow.task
+
+// CHUNK-REMARK: kitsune-split-reduction: task "attention_0" has 1 tile(s) for 132 SMs: attention split along its key/value length (40) into 5 partials + "attention_0_combine"
+func.func @attention_gqa(%q: tensor<1x8x1x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x1x128xf32> {
+  %a = graph.attention %q, %k, %v : tensor<1x8x1x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32> -> tensor<1x8x1x16xf32>
+  %p = graph.permute %a {perm = [0, 2, 1, 3]} : tensor<1x8x1x16xf32> -> tensor<1x1x8x16xf32>
+  %y = graph.reshape %p : tensor<1x1x8x16xf32> -> tensor<1x1x128xf32>
+  func.return %y : tensor<1x1x128xf32>
+}
+
+// -----
+// Multi-head attention (no GQA), two queries, an explicit scale: no head expansion.
+
+// CHUNK-LABEL: func.func @attention_mha
+// CHUNK-COUNT-4: dataflow.task "attention_0_part{{[0-3]}}" partial
+// CHUNK-NEXT: ^
+// CHUNK-NEXT: graph.slice %{{.*}} {dim = 2, start = 25, end = 33}
+// CHUNK: dataflow.task "attention_0_combine" combine
+
+// FORCE-LABEL: func.func @attention_mha
+// FORCE: dataflow.task "attention_0_part0" partial
+// FORCE-NEXT: ^
+// FORCE-NEXT: graph.slice %{{.*}} {dim = 2, end = 16} : tensor<1x2x33x16xf32> -> tensor<1x2x16x16xf32>
+// FORCE-NEXT: graph.slice %{{.*}} {dim = 2, end = 16} : tensor<1x2x33x8xf32> -> tensor<1x2x16x8xf32>
+// FORCE-NEXT: graph.matmul %{{.*}}, %{{.*}} {transpose_b = true} : tensor<1x2x2x16xf32>, tensor<1x2x16x16xf32> -> tensor<1x2x2x16xf32>
+// FORCE-NEXT: graph.constant dense<5.000000e-01> : tensor<f32>
+// FORCE: dataflow.task "attention_0_part1" partial
+// FORCE-NOT: graph.expand
+// FORCE: dataflow.task "attention_0_combine" combine
+// FORCE: graph.div {{.*}} -> tensor<1x2x2x8xf32>
+// FORCE-NEXT: dataflow.yield
+func.func @attention_mha(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x33x16xf32>, %v: tensor<1x2x33x8xf32>) -> tensor<1x2x2x8xf32> {
+  %a = graph.attention %q, %k, %v {scale = 0.5} : tensor<1x2x2x16xf32>, tensor<1x2x33x16xf32>, tensor<1x2x33x8xf32> -> tensor<1x2x2x8xf32>
+  func.return %a : tensor<1x2x2x8xf32>
+}
+
+// The llama decode layer (scale 0.02): attention over 21 cached keys, 4 query heads on 1 kv head.
+// Default: 21 keys are less than two chunks of 64, the attention task stays whole.
+// force=2: chunks of 10 and 11 keys. min_chunk=4: 21 // 4 = 5 partials (4, 4, 5, 4, 4 keys).
+
+// LLAMA: dataflow.task "attention_1" contraction
+// LLAMA-NOT: attention_1_part
+
+// LLAMA2: dataflow.task "attention_1_part0" partial {{.*}} -> (tensor<1x4x1x64xf32>, tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>)
+// LLAMA2: graph.slice %{{.*}} {dim = 2, end = 10} : tensor<1x1x21x64xf32> -> tensor<1x1x10x64xf32>
+// LLAMA2: graph.expand %{{.*}} {shape = [1, 1, 4, 10, 64]}
+// LLAMA2: graph.constant dense<1.250000e-01>
+// LLAMA2: graph.amax
+// LLAMA2: graph.exp
+// LLAMA2: graph.sum
+// LLAMA2: dataflow.task "attention_1_part1" partial
+// LLAMA2: graph.slice %{{.*}} {dim = 2, start = 10, end = 21} : tensor<1x1x21x64xf32> -> tensor<1x1x11x64xf32>
+// LLAMA2: dataflow.task "attention_1_combine" combine {{.*}} -> tensor<1x1x256xf32>
+// LLAMA2: graph.maximum
+// LLAMA2: graph.exp
+// LLAMA2: graph.mul
+// LLAMA2: graph.add
+// LLAMA2: graph.div
+// LLAMA2-NEXT: graph.permute
+// LLAMA2-NEXT: graph.reshape
+// LLAMA2-NEXT: dataflow.yield
+
+// LLAMA5-COUNT-5: dataflow.task "attention_1_part{{[0-4]}}" partial
+// LLAMA5: dataflow.task "attention_1_combine" combine
+// LLAMA5-COUNT-4: graph.maximum
+// LLAMA5-NOT: graph.maximum
+// LLAMA5: graph.div
