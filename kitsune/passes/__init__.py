@@ -43,6 +43,24 @@ def _kitsune_split_reduction():
     return SplitReductionPass
 
 
+def _convert_dataflow_to_gpu_queue():
+    from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
+
+    return ConvertDataflowToGpuQueuePass
+
+
+def _kitsune_allocate_sms():
+    from kitsune.passes.allocate_sms import AllocateSMsPass
+
+    return AllocateSMsPass
+
+
+def _kitsune_pipeline():
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    return KitsunePipelinePass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _graph_canonicalize,
     "graph-decompose": _graph_decompose,
@@ -50,6 +68,9 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-form-regions": _kitsune_form_regions,
     "kitsune-split-reduction": _kitsune_split_reduction,
     "convert-graph-to-dataflow": _convert_graph_to_dataflow,
+    "convert-dataflow-to-gpu-queue": _convert_dataflow_to_gpu_queue,
+    "kitsune-allocate-sms": _kitsune_allocate_sms,
+    "kitsune-pipeline": _kitsune_pipeline,
 }
 
 

@@ -1,0 +1,182 @@
+"""kitsune-allocate-sms: size the program-id range (SMs) of every stage of every gpu_queue kernel.
+
+Per stage, from its body (graph ops) and the GPU description:
+
+* **launch needs**: a stage with a contraction stages ``(tile_m + tile_n) x 64``
+  operand tiles, 3-deep, in shared memory and runs 8 warps for tiles of at least
+  128 x 128 (else 4); other stages use registers only (4 warps, no shared
+  memory). The kernel's launch uses the largest warps / shared memory of its
+  stages; CTAs per SM = min(max CTAs, threads / (warps x 32), registers /
+  (warps x 32 x 128), shared memory / smem).
+* **time on s SMs**: the cost model (``kitsune.cost``) on a GPU cut to ``s`` SMs
+  (peak FLOP/s, DRAM and L2 bandwidth scaled by ``s / sm_count``: concurrent
+  stages share the memory system in proportion to their SMs), with the stage's
+  tile count as the grid, no launch overhead; SMs beyond ``ceil(tiles / ctas)``
+  are useless and do not count.
+* **allocation** (min-max): every stage starts with one SM; repeatedly the slowest
+  stage gets the fewest extra SMs that make it faster, until the SMs run out or
+  the slowest stage cannot get faster. Times are non-increasing in ``s``, so this
+  greedy minimises the slowest stage. More stages than SMs is an error (the
+  conversion pass cuts kernels so that this does not happen).
+* **program ids**: stage ``i`` (in order, so producers stay below consumers) gets
+  ``min(s_i x ctas, tiles_i)`` programs, contiguous; the grid is their sum (never
+  more than the CTAs resident at once).
+
+Annotates each stage with ``sms``, ``est_us`` and ``bound``, each kernel with
+``est_us`` (its slowest stage) and ``ctas_per_sm``; ``report=true`` prints a table
+to stderr.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, replace
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, f64, i64
+from xdsl.utils.exceptions import DiagnosticException
+
+from kitsune import cost
+from kitsune.dialects import gpu_queue as gq
+from kitsune.dialects.graph import GraphOp as GOp
+from kitsune.dialects.graph import elem_bytes, fmt_loc
+from kitsune.gpu import GPU, parse_gpu_option
+from xdsl.passes import ModulePass
+
+REGS_PER_THREAD = 128
+BK = 64
+PIPE = 3
+
+
+def stage_needs(st: gq.StageOp, gpu: GPU) -> tuple[int, int]:
+    """(warps, shared-memory bytes) of one stage."""
+    ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
+    contr = [o for o in ops if o.OPDEF.category == "contraction"]
+    if not contr:
+        return 4, 0
+    tile = st.tile_sizes()
+    tn = tile[-1] if tile else 1
+    tm = tile[-2] if len(tile) >= 2 else 1
+    eb = max(elem_bytes(o.operands[0].type) for o in contr)
+    smem = min((tm + tn) * BK * eb * PIPE, gpu.smem_per_cta_bytes)
+    warps = 8 if tm * tn >= 128 * 128 else 4
+    return warps, smem
+
+
+def ctas_per_sm(warps: int, smem: int, gpu: GPU) -> int:
+    c = min(gpu.max_ctas_per_sm, gpu.max_threads_per_sm // (warps * 32),
+            gpu.regs_per_sm // (warps * 32 * REGS_PER_THREAD))
+    if smem > 0:
+        c = min(c, gpu.smem_per_sm_bytes // smem)
+    return max(1, c)
+
+
+def scaled_gpu(gpu: GPU, s: int) -> GPU:
+    f = s / gpu.sm_count
+    return replace(gpu, sm_count=s, dram_bw=gpu.dram_bw * f, l2_bw=gpu.l2_bw * f,
+                   tc_bf16_flops=gpu.tc_bf16_flops * f, tc_tf32_flops=gpu.tc_tf32_flops * f,
+                   tc_fp8_flops=gpu.tc_fp8_flops * f, fp32_flops=gpu.fp32_flops * f,
+                   fp16_flops=gpu.fp16_flops * f, fp64_flops=gpu.fp64_flops * f)
+
+
+class StageCost:
+    """Time of one stage as a function of its SM count (memoised)."""
+
+    def __init__(self, st: gq.StageOp, gpu: GPU, ctas: int):
+        ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
+        e = cost.estimate_task(ops, gpu, tiles=st.num_tiles(), ctas_per_sm=ctas, launch=False)
+        self.fl, self.bytes = e.flops_by_class, e.bytes
+        self.tiles = st.num_tiles()
+        self.ctas = ctas
+        self.useful = max(1, math.ceil(self.tiles / ctas))
+        self.gpu = gpu
+        self._memo: dict[int, cost.Estimate] = {}
+
+    def est(self, s: int) -> cost.Estimate:
+        s = max(1, min(s, self.useful))
+        if s not in self._memo:
+            self._memo[s] = cost._kernel(self.fl, self.bytes, scaled_gpu(self.gpu, s), self.tiles, self.ctas, False)
+        return self._memo[s]
+
+    def time(self, s: int) -> float:
+        return self.est(s).time_s
+
+
+def allocate(costs: list[StageCost], sms: int) -> list[int]:
+    """SMs per stage minimising the slowest stage (each >= 1, total <= sms)."""
+    n = len(costs)
+    if n > sms:
+        raise ValueError(f"{n} stages but only {sms} SMs")
+    alloc = [1] * n
+    free = sms - n
+    while free > 0:
+        i = max(range(n), key=lambda j: (costs[j].time(alloc[j]), -j))
+        cur = costs[i].time(alloc[i])
+        step = None
+        for extra in range(1, min(free, costs[i].useful - alloc[i]) + 1):
+            if costs[i].time(alloc[i] + extra) < cur * (1 - 1e-9):
+                step = extra
+                break
+        if step is None:
+            break
+        alloc[i] += step
+        free -= step
+    return alloc
+
+
+@dataclass(frozen=True)
+class AllocateSMsPass(ModulePass):
+    """Assign program-id ranges (SMs) to the stages of each gpu_queue kernel, balancing the pipeline."""
+
+    name = "kitsune-allocate-sms"
+
+    gpu: str = "h100"
+    """GPU preset (and FIELD=VALUE overrides, e.g. 'h100,sm_count=66')."""
+    report: bool = False
+    """Print the allocation per kernel to stderr."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        gpu = parse_gpu_option(self.gpu)
+        for prog in [o for o in op.walk() if isinstance(o, gq.ProgramOp)]:
+            lines = []
+            for k in prog.kernels():
+                lines += allocate_kernel(k, gpu)
+            if self.report:
+                sys.stderr.write(f"kitsune-allocate-sms ({gpu.name}, {gpu.sm_count} SMs):\n" + "\n".join(lines)
+                                 + "\n")
+
+
+def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
+    stages = k.stages()
+    if len(stages) > gpu.sm_count:
+        raise DiagnosticException(
+            f"{fmt_loc(k)}'gpu_queue.kernel' \"{k.kernel_name}\" has {len(stages)} concurrent stages but "
+            f"{gpu.name} has only {gpu.sm_count} SMs (each stage needs at least one); split the kernel "
+            f"(convert-dataflow-to-gpu-queue does so for the GPU it is given)")
+    needs = [stage_needs(s, gpu) for s in stages]
+    warps = max(w for w, _ in needs)
+    smem = max(m for _, m in needs)
+    ctas = ctas_per_sm(warps, smem, gpu)
+    costs = [StageCost(s, gpu, ctas) for s in stages]
+    alloc = allocate(costs, gpu.sm_count)
+    lo = 0
+    lines = []
+    worst = 0.0
+    for s, c, a in zip(stages, costs, alloc):
+        n = max(1, min(a * ctas, c.tiles))
+        s.set_pids(lo, lo + n)
+        e = c.est(a)
+        worst = max(worst, e.time_s)
+        s.attributes["sms"] = IntegerAttr(a, i64)
+        s.attributes["est_us"] = FloatAttr(round(e.time_s * 1e6, 3), f64)
+        s.attributes["bound"] = StringAttr(e.bound)
+        lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": {a} SMs, programs [{lo}, {lo + n}) for "
+                     f"{c.tiles} tiles, {e.time_s * 1e6:.2f} us ({e.bound})")
+        lo += n
+    k.set_launch(lo, warps, smem)
+    k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
+    k.attributes["est_us"] = FloatAttr(round(worst * 1e6, 3), f64)
+    head = (f" kernel \"{k.kernel_name}\": {len(stages)} stage(s), {sum(alloc)} of {gpu.sm_count} SMs, grid {lo}, "
+            f"{warps} warps, {smem} B smem, {ctas} CTA/SM, est {worst * 1e6:.2f} us")
+    return [head] + lines

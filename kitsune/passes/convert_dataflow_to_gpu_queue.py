@@ -1,0 +1,221 @@
+"""convert-dataflow-to-gpu-queue: dataflow graphs -> gpu_queue programs (kernels, stages, queues).
+
+Every ``dataflow.task`` becomes a ``gpu_queue.stage`` (same body, same tile); the
+schedule decides which stages share a kernel:
+
+* ``mode=bulk-sync``: one kernel per task, in the graph's (dependence) order; every
+  channel goes through a global-memory buffer (the vertical-fusion baseline).
+* ``mode=dataflow``: each task gets a *level*: ``level(t) = max over producers p of
+  level(p) + (1 if the channel p -> t has relation "all" else 0)``. Tasks of one
+  level form one persistent kernel (independent tasks -- DLRM's bags, Inception's
+  branches -- become concurrent stages); "tile" / "rows" channels between tasks of
+  one kernel become queues (producer pushes, consumer pops with the channel's
+  relation), all other channels (relation "all", or crossing kernels) are kernel
+  results read by later kernels: the kernel boundary is the barrier. Stages keep
+  the graph's topological order, so producers always get lower program ids. A
+  level with more tasks than the GPU has SMs (``gpu``) is cut into consecutive
+  kernels in that order.
+
+Provisional launch configuration: stage ``i`` gets program ids ``[i, i+1)``, the
+grid is the number of stages; ``kitsune-allocate-sms`` sizes them. Queue capacity:
+``min(tiles, max(4, 2 x tiles per row band))`` (double-buffered row bands).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from kitsune.dialects import dataflow as df
+from kitsune.dialects import gpu_queue as gq
+from kitsune.gpu import parse_gpu_option
+
+MODES = ("dataflow", "bulk-sync")
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def queue_tile(prod: df.TaskOp, value: SSAValue) -> list[int]:
+    """The tile of a queue carrying ``value`` (a result of ``prod``): the producer's tile, last dim clipped."""
+    shape, ptile = _shape(value), list(prod.tile_sizes())
+    if not shape:
+        return []
+    if len(ptile) != len(shape):
+        return [1] * (len(shape) - 1) + [shape[-1]]
+    return ptile[:-1] + [min(ptile[-1], shape[-1])]
+
+
+def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int) -> list[list[df.TaskOp]]:
+    """The kernels (lists of tasks in topological order) of a dataflow graph."""
+    tasks = g.tasks()
+    if mode == "bulk-sync":
+        return [[t] for t in tasks]
+    level: dict[df.TaskOp, int] = {}
+    for t in tasks:
+        lv = 0
+        for o in t.ins:
+            ch = o.owner
+            if isinstance(ch, df.ChannelOp):
+                p = ch.source.owner
+                lv = max(lv, level[p] + (1 if ch.rel == "all" else 0))
+        level[t] = lv
+    out: list[list[df.TaskOp]] = []
+    for lv in sorted(set(level.values())):
+        group = [t for t in tasks if level[t] == lv]
+        for i in range(0, len(group), max_stages):
+            out.append(group[i:i + max_stages])
+    return out
+
+
+@dataclass(frozen=True)
+class ConvertDataflowToGpuQueuePass(ModulePass):
+    """Map dataflow graphs to gpu_queue programs (bulk-sync kernels or persistent dataflow kernels)."""
+
+    name = "convert-dataflow-to-gpu-queue"
+
+    mode: str = "dataflow"
+    """dataflow (persistent kernels, queues) or bulk-sync (one kernel per task)."""
+    gpu: str = "h100"
+    """GPU (its SM count bounds the stages of one kernel)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.mode not in MODES:
+            raise DiagnosticException(f"convert-dataflow-to-gpu-queue: mode must be one of {', '.join(MODES)}, "
+                                      f"got '{self.mode}'")
+        gpu = parse_gpu_option(self.gpu)
+        for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            convert_graph(g, self.mode, gpu.sm_count)
+
+
+def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
+    gblock = g.body.blocks.first
+    kernels = kernel_of_tasks(g, mode, max_stages)
+    kid = {t: i for i, ks in enumerate(kernels) for t in ks}
+    pblock = Block(arg_types=[a.type for a in gblock.args])
+    for a, b in zip(gblock.args, pblock.args):
+        b.name_hint = a.name_hint
+    # program-level value of each graph value (block args, task results)
+    pval: dict[SSAValue, SSAValue] = dict(zip(gblock.args, pblock.args))
+
+    def root(v: SSAValue) -> SSAValue:
+        return v.owner.source if isinstance(v.owner, df.ChannelOp) else v
+
+    # which task results must leave their kernel (read by another kernel or yielded)
+    escapes: set[SSAValue] = set()
+    queued: dict[tuple[df.ChannelOp, df.TaskOp], str] = {}
+    nq = 0
+    for ks in kernels:
+        for t in ks:
+            for o in t.ins:
+                ch = o.owner
+                if not isinstance(ch, df.ChannelOp):
+                    continue
+                p = ch.source.owner
+                if kid[p] == kid[t] and ch.rel in ("tile", "rows") and (ch, t) not in queued:
+                    queued[(ch, t)] = f"q{nq}"
+                    nq += 1
+                elif kid[p] != kid[t]:
+                    escapes.add(ch.source)
+    for v in gblock.last_op.operands:
+        if isinstance(v.owner, df.ChannelOp) or isinstance(v.owner, df.TaskOp):
+            escapes.add(root(v))
+
+    pops: list[Operation] = []
+    for ki, ks in enumerate(kernels):
+        kname = f"k{ki}"
+        # kernel operands: program values read by its stages from outside the kernel
+        kins: list[SSAValue] = []
+        for t in ks:
+            for o in t.ins:
+                ch = o.owner
+                if isinstance(ch, df.ChannelOp) and (ch, t) in queued:
+                    continue
+                v = root(o)
+                if v not in kins:
+                    kins.append(v)
+        kblock = Block(arg_types=[v.type for v in kins])
+        kval = dict(zip(kins, kblock.args))
+        queues: list[gq.QueueOp] = []
+        stages: list[gq.StageOp] = []
+        pushes: dict[df.TaskOp, list[tuple[int, str]]] = {}
+        for (ch, t), qn in queued.items():
+            if kid[t] != ki:
+                continue
+            p = ch.source.owner
+            k = ch.source.index
+            qt = queue_tile(p, ch.source)
+            grid = df.grid_of(_shape(ch.source), qt)
+            ntiles = 1
+            for x in grid:
+                ntiles *= x
+            band = grid[-1] if grid else 1
+            queues.append(gq.QueueOp(qn, ch.source.type, qt, min(ntiles, max(4, 2 * band))))
+            pushes.setdefault(p, []).append((k, qn))
+        queues.sort(key=lambda q: int(q.queue_name[1:]))
+        kyields: list[SSAValue] = []
+        for si, t in enumerate(ks):
+            tblock = t.body.blocks.first
+            sins: list[SSAValue] = []
+            body = Block()
+            vmap: dict[SSAValue, SSAValue] = {}
+            for o, ba in zip(t.ins, tblock.args):
+                ch = o.owner
+                if isinstance(ch, df.ChannelOp) and (ch, t) in queued:
+                    pop = gq.PopOp(queued[(ch, t)], ch.rel, o.type)
+                    body.add_op(pop)
+                    vmap[ba] = pop.result
+                else:
+                    arg = body.insert_arg(ba.type, len(body.args))
+                    arg.name_hint = ba.name_hint
+                    vmap[ba] = arg
+                    sins.append(kval[root(o)])
+            # args come first in the block; pops were added as ops already
+            for o in tblock.ops:
+                if isinstance(o, df.YieldOp):
+                    yvals = [vmap[v] for v in o.operands]
+                    for k, qn in pushes.get(t, []):
+                        body.add_op(gq.PushOp(yvals[k], qn))
+                    body.add_op(gq.YieldOp(yvals))
+                else:
+                    body.add_op(o.clone(value_mapper=vmap))
+            st = gq.StageOp(t.task_name, (si, si + 1), t.tile_sizes(), sins, [r.type for r in t.outs], Region(body),
+                            {"kind": t.kind})
+            stages.append(st)
+            for r, sr in zip(t.results, st.results):
+                if r in escapes:
+                    kyields.append(sr)
+        for q in queues:
+            kblock.add_op(q)
+        for s in stages:
+            kblock.add_op(s)
+        kblock.add_op(gq.YieldOp(kyields))
+        kop = gq.KernelOp(kname, len(stages), 4, 0, [pval[v] for v in kins], [v.type for v in kyields],
+                          Region(kblock))
+        pblock.add_op(kop)
+        # map task results that escape to the kernel's results
+        res = iter(kop.results)
+        for t in ks:
+            for r in t.results:
+                if r in escapes:
+                    pval[r] = next(res)
+    pyields = [pval[root(v)] for v in gblock.last_op.operands]
+    prog_kernels = [o for o in pblock.ops if isinstance(o, gq.KernelOp)]
+    plan = gq.LaunchPlanOp([k.kernel_name for k in prog_kernels], [])
+    pblock.add_op(plan)
+    pblock.add_op(gq.YieldOp(pyields))
+    prog = gq.ProgramOp(list(g.ins), [r.type for r in g.outs], Region(pblock))
+    plan.buffers = gq.LaunchPlanOp([], gq.buffer_list(prog)).buffers
+    g.parent_block().insert_op_before(prog, g)
+    for a, b in zip(g.results, prog.results):
+        a.replace_all_uses_with(b)
+    g.detach()
+    g.erase()
+    del pops
+    return prog

@@ -1,0 +1,57 @@
+"""kitsune-pipeline: graph -> gpu_queue in one pass.
+
+Runs ``graph-canonicalize`` (optional), ``kitsune-form-regions``,
+``kitsune-split-reduction`` (filling the GPU's SMs), ``convert-dataflow-to-gpu-queue``
+(``mode``) and ``kitsune-allocate-sms`` (``gpu``), verifying the module after each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from kitsune.gpu import parse_gpu_option
+
+
+@dataclass(frozen=True)
+class KitsunePipelinePass(ModulePass):
+    """The whole lowering, graph dialect -> gpu_queue."""
+
+    name = "kitsune-pipeline"
+
+    mode: str = "dataflow"
+    """dataflow or bulk-sync."""
+    gpu: str = "h100"
+    """GPU preset (with optional FIELD=VALUE overrides)."""
+    canonicalize: bool = True
+    """Run graph-canonicalize first."""
+    split: bool = True
+    """Run kitsune-split-reduction."""
+    report: bool = False
+    """Print the SM allocation to stderr."""
+
+    def passes(self) -> list[ModulePass]:
+        from kitsune.passes.allocate_sms import AllocateSMsPass
+        from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
+        from kitsune.passes.form_regions import FormRegionsPass
+        from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
+        from kitsune.passes.split_reduction import SplitReductionPass
+
+        gpu = parse_gpu_option(self.gpu)
+        out: list[ModulePass] = []
+        if self.canonicalize:
+            out.append(GraphCanonicalizePass())
+        out.append(FormRegionsPass())
+        if self.split:
+            out.append(SplitReductionPass(sms=gpu.sm_count))
+        out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu))
+        out.append(AllocateSMsPass(gpu=self.gpu, report=self.report))
+        return out
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+            op.verify()

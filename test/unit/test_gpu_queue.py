@@ -1,0 +1,204 @@
+"""gpu_queue: verifier, SM allocation, and interpreter(graph) == interpreter(gpu_queue) in both modes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+
+from kitsune.context import make_context, parse_module
+from kitsune.dialects import gpu_queue as gq
+from kitsune.interpreter import interpret
+from kitsune.passes.allocate_sms import AllocateSMsPass, StageCost, allocate
+from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
+from kitsune.passes.form_regions import FormRegionsPass
+from kitsune.passes.pipeline import KitsunePipelinePass
+from kitsune.passes.split_reduction import SplitReductionPass
+
+from test_dataflow import GRAPHS, _workload_args
+
+MODES = ["dataflow", "bulk-sync"]
+WORKLOADS = ["mlp_gpt3_T1024", "mlp_gpt3_T256", "llama_decode_b1", "llama_decode_b8", "dlrm_b2048", "nerf_65k",
+             "mgn_10k", "inception_b8"]
+
+TWO = """
+func.func @main(%x: tensor<{m1}x4096xf32>, %y: tensor<{m2}x4096xf32>) -> (tensor<{m1}x4096xf32>, tensor<{m2}x4096xf32>) {{
+  %a = graph.relu %x : tensor<{m1}x4096xf32> -> tensor<{m1}x4096xf32>
+  %b = graph.exp %y : tensor<{m2}x4096xf32> -> tensor<{m2}x4096xf32>
+  func.return %a, %b : tensor<{m1}x4096xf32>, tensor<{m2}x4096xf32>
+}}
+"""
+
+
+def _inputs(module, seed=0):
+    rng = np.random.default_rng(seed)
+    f = next(o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == "main")
+    return [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in f.function_type.inputs.data]
+
+
+def _lower(module, mode, gpu="h100", split=True, chain=0):
+    out = module.clone()
+    ps = [FormRegionsPass(chain_bytes=chain)]
+    if split:
+        ps.append(SplitReductionPass())
+    ps += [ConvertDataflowToGpuQueuePass(mode=mode, gpu=gpu), AllocateSMsPass(gpu=gpu)]
+    for p in ps:
+        p.apply(make_context(), out)
+        out.verify()
+    return out
+
+
+def _kernels(module):
+    return [o for o in module.walk() if isinstance(o, gq.KernelOp)]
+
+
+def _close(ref, got):
+    assert len(ref) == len(got)
+    for r, g in zip(ref, got):
+        if np.asarray(r).dtype.kind == "f":
+            scale = max(1.0, float(np.max(np.abs(r)))) if np.size(r) else 1.0
+            np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-3 * scale)
+        else:
+            np.testing.assert_array_equal(g, r)
+
+
+# ------------------------------------------------------------------ semantics
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("chain", [0, 1 << 16])
+def test_graphs_preserve_meaning(name, mode, chain):
+    module = parse_module(GRAPHS[name])
+    inputs = _inputs(module)
+    ref = interpret(module, inputs)
+    out = _lower(module, mode, chain=chain)
+    assert _kernels(out)
+    again = parse_module(str(out))  # the text round trips
+    _close(ref, interpret(again, inputs))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_workloads_preserve_meaning(name, mode):
+    pytest.importorskip("torch")
+    from kitsune.frontend import import_module
+    from kitsune.models import get_workload
+
+    model, inputs = get_workload(name).build(scale=0.02)
+    module, weights = import_module(model, inputs)
+    args = _workload_args(module, inputs, weights)
+    ref = interpret(module, args)
+    out = module.clone()
+    KitsunePipelinePass(mode=mode).apply(make_context(), out)
+    out.verify()
+    ks = _kernels(out)
+    assert ks
+    if mode == "bulk-sync":
+        assert all(len(k.stages()) == 1 for k in ks)
+    _close(ref, interpret(out, args))
+
+
+def test_dataflow_uses_queues_and_concurrent_stages():
+    module = parse_module(GRAPHS["mlp"])
+    out = _lower(module, "dataflow", split=False)
+    (k,) = _kernels(out)
+    assert len(k.stages()) == 2 and len(k.queues()) == 1
+    lo0, hi0 = k.stages()[0].pid_range()
+    lo1, hi1 = k.stages()[1].pid_range()
+    assert hi0 <= lo1 and hi1 <= k.grid_size()
+    br = _lower(parse_module(GRAPHS["branches"]), "dataflow", chain=0)
+    assert max(len(k.stages()) for k in _kernels(br)) >= 2
+    bulk = _lower(module, "bulk-sync", split=False)
+    assert len(_kernels(bulk)) == 2 and not any(k.queues() for k in _kernels(bulk))
+
+
+def test_pop_before_push_is_an_error():
+    module = parse_module(GRAPHS["mlp"])
+    inputs = _inputs(module)
+    out = _lower(module, "dataflow", split=False)
+    (k,) = _kernels(out)
+    a, b = k.stages()
+    (alo, ahi), (blo, bhi) = a.pid_range(), b.pid_range()
+    # swap the ranges: the consumer now runs first (the verifier would reject this)
+    b.set_pids(0, bhi - blo)
+    a.set_pids(bhi - blo, bhi - blo + ahi - alo)
+    with pytest.raises(gq.QueueError, match=r'queue "q0" by program 0 \(stage "linear_1"\)'):
+        interpret(out, inputs)
+
+
+# ------------------------------------------------------------------ allocation
+
+
+def _two(m1, m2, gpu="h100"):
+    out = _lower(parse_module(TWO.format(m1=m1, m2=m2)), "dataflow", gpu=gpu, split=False)
+    (k,) = _kernels(out)
+    return k
+
+
+def test_equal_stages_get_half_each():
+    k = _two(2048, 2048)
+    sms = [s.attributes["sms"].value.data for s in k.stages()]
+    assert sms == [66, 66]
+
+
+def test_cost_ratio_3_to_1():
+    k = _two(3072, 1024)
+    a, b = (s.attributes["sms"].value.data for s in k.stages())
+    assert a + b <= 132 and abs(a / b - 3.0) < 0.15
+    ta, tb = (s.attributes["est_us"].value.data for s in k.stages())
+    assert abs(ta / tb - 1.0) < 0.05
+
+
+def test_ranges_cover_grid_and_respect_residency():
+    k = _two(3072, 1024)
+    ctas = k.attributes["ctas_per_sm"].value.data
+    (alo, ahi), (blo, bhi) = (s.pid_range() for s in k.stages())
+    assert alo == 0 and ahi == blo and bhi == k.grid_size() <= 132 * ctas
+
+
+def test_more_stages_than_sms():
+    # the conversion cuts a level of 2 independent tasks into 2 kernels for a 1-SM GPU ...
+    out = _lower(parse_module(TWO.format(m1=8, m2=8)), "dataflow", gpu="h100,sm_count=1", split=False)
+    assert [len(k.stages()) for k in _kernels(out)] == [1, 1]
+    # ... and the allocation of a hand-made kernel with too many stages is a clear error
+    two = _lower(parse_module(TWO.format(m1=8, m2=8)), "dataflow", split=False)
+    from xdsl.utils.exceptions import DiagnosticException
+
+    with pytest.raises(DiagnosticException, match="has 2 concurrent stages but .* only 1 SMs"):
+        AllocateSMsPass(gpu="h100,sm_count=1").apply(make_context(), two)
+    with pytest.raises(ValueError):
+        allocate([None, None, None], 2)  # type: ignore[list-item]
+
+
+def test_single_stage_limited_by_tiles():
+    k = _two(8, 8)
+    for s in k.stages():
+        assert s.pid_range()[1] - s.pid_range()[0] <= s.num_tiles()
+
+
+# ------------------------------------------------------------------ full size
+
+
+@pytest.mark.slow
+def test_pipeline_full_size_all_workloads():
+    pytest.importorskip("torch")
+    from kitsune.frontend import import_module
+    from kitsune.models import get_workload
+
+    t0 = time.time()
+    for name in WORKLOADS:
+        model, inputs = get_workload(name).build(scale=1.0, device="meta")
+        module, _ = import_module(model, inputs, with_weights=False)
+        for mode in MODES:
+            out = module.clone()
+            KitsunePipelinePass(mode=mode).apply(make_context(), out)
+            out.verify()
+            ks = _kernels(out)
+            assert ks, (name, mode)
+            for k in ks:
+                assert len(k.stages()) <= 132
+                assert k.grid_size() <= 132 * k.attributes["ctas_per_sm"].value.data
+    assert time.time() - t0 < 120
