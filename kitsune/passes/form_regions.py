@@ -215,6 +215,10 @@ class FormRegionsPass(ModulePass):
                     continue
                 if not all(isinstance(o, GOp) for o in ops[:-1]) or not isinstance(ops[-1], func.ReturnOp):
                     continue
+                # dead graph ops (pure) would form tasks with no result: drop them first
+                from xdsl.transforms.dead_code_elimination import region_dce
+
+                region_dce(f.body)
                 _Former(self, f).run()
 
 

@@ -202,3 +202,22 @@ def test_pipeline_full_size_all_workloads():
                 assert len(k.stages()) <= 132
                 assert k.grid_size() <= 132 * k.attributes["ctas_per_sm"].value.data
     assert time.time() - t0 < 120
+
+
+# Random graphs (graphgen.random_graphs, as for the graph passes) through the whole
+# lowering in both modes: the sequential reference agrees with the graph interpreter.
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from graphgen import random_graphs, run_main  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=random_graphs(), st_mode=st.sampled_from(["dataflow", "bulk-sync"]), st_split=st.booleans())
+def test_property_random_graphs_lower_to_gpu_queue(case, st_mode, st_split):
+    m, inputs = case
+    ref = run_main(m, inputs)
+    low = _lower(m, st_mode, split=st_split)
+    assert _kernels(low), "no kernel produced"
+    low = parse_module(str(low))  # prints and parses back
+    _close(ref, run_main(low, inputs))
