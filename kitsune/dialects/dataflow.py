@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, TensorType, i64
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -49,11 +49,10 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
-    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -68,114 +67,31 @@ from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from kitsune.dialects.graph import fmt_loc, fmt_type
+from kitsune.dialects.regions import (
+    RELATIONS,
+    YieldBase,
+    check_isolated_body,
+    grid_of,
+    parse_operand_list,
+    parse_types_arrow,
+    print_types_arrow,
+    tensor_shape,
+)
 
-RELATIONS = ("tile", "rows", "all")
 KINDS = ("contraction", "reduction", "elementwise", "gather", "layout", "partial", "combine")
 
 
-def _shape(t: Attribute) -> tuple[int, ...]:
-    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
-
-
-def grid_of(shape: Sequence[int], tile: Sequence[int]) -> tuple[int, ...]:
-    """Number of tiles per dim (dynamic dims count as one tile)."""
-    return tuple(1 if d < 0 else max(1, math.ceil(d / t)) for d, t in zip(shape, tile))
-
-
-def _parse_types_arrow(parser: Parser) -> tuple[list[Attribute], list[Attribute]]:
-    """``(T, ...) -> T`` or ``(T, ...) -> (T, ...)``."""
-    ins = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
-    parser.parse_punctuation("->")
-    if parser.parse_optional_punctuation("(") is not None:
-        outs = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        parser.parse_punctuation(")")
-    else:
-        outs = [parser.parse_type()]
-    return ins, outs
-
-
-def _print_types_arrow(printer: Printer, ins: Sequence[Attribute], outs: Sequence[Attribute]) -> None:
-    printer.print_string("(")
-    printer.print_list(ins, printer.print_attribute)
-    printer.print_string(") -> ")
-    if len(outs) == 1:
-        printer.print_attribute(outs[0])
-    else:
-        printer.print_string("(")
-        printer.print_list(outs, printer.print_attribute)
-        printer.print_string(")")
-
-
-def _parse_operand_list(parser: Parser):
-    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
-
-
-def _check_region(op: Operation, region: Region, fail) -> None:
-    """One block, args mirror the operands, terminated by a dataflow.yield matching the results."""
-    if len(region.blocks) != 1:
-        fail(f"must have a body of exactly one block, got {len(region.blocks)}")
-    block = region.blocks.first
-    argt = [a.type for a in block.args]
-    opt = [o.type for o in op.operands]
-    if argt != opt:
-        fail(f"block arguments ({', '.join(map(fmt_type, argt))}) must mirror the operands "
-             f"({', '.join(map(fmt_type, opt))})")
-    last = block.last_op
-    if not isinstance(last, YieldOp):
-        fail("body must end with a dataflow.yield")
-    yt = [o.type for o in last.operands]
-    rt = [r.type for r in op.results]
-    if yt != rt:
-        fail(f"yields ({', '.join(map(fmt_type, yt))}) but has results ({', '.join(map(fmt_type, rt))})")
-    # isolated from above: the body reads only its block arguments
-    for inner in region.walk():
-        for o in inner.operands:
-            owner = o.owner
-            if isinstance(owner, Block):
-                po = owner.parent_op()
-                ok = po is not None and op.is_ancestor(po)
-            else:
-                ok = owner is not op and op.is_ancestor(owner)
-            if not ok:
-                fail(f"body op '{inner.name}' uses a value defined outside the {op.name.split('.')[1]}; "
-                     f"pass it as an operand")
-
-
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(YieldBase):
     """dataflow.yield: the results of a dataflow.graph or a dataflow.task."""
 
     name = "dataflow.yield"
     values = var_operand_def(TensorType)
     traits = traits_def(IsTerminator())
+    PARENTS_TEXT: ClassVar[str] = "a dataflow.graph or dataflow.task"
 
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-    def print(self, printer: Printer) -> None:
-        if self.values:
-            printer.print_string(" ")
-            printer.print_list(self.values, printer.print_ssa_value)
-            printer.print_string(" : ")
-            printer.print_list((v.type for v in self.values), printer.print_attribute)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> YieldOp:
-        start = parser._current_token.span
-        ops = parser.parse_optional_undelimited_comma_separated_list(
-            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
-        types = []
-        if ops:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(ops):
-            parser.raise_error(f"dataflow.yield has {len(ops)} value(s) but {len(types)} type(s)", start)
-        return cls(parser.resolve_operands(ops, types, start))
-
-    def verify_(self) -> None:
-        p = self.parent_op()
-        if not isinstance(p, (GraphOp, TaskOp)):
-            raise VerifyException(f"{fmt_loc(self)}'dataflow.yield' must be inside a dataflow.graph or dataflow.task")
+    def parents(self):
+        return (GraphOp, TaskOp)
 
 
 @irdl_op_definition
@@ -211,7 +127,7 @@ class TaskOp(IRDLOperation):
 
     def grid(self) -> tuple[int, ...]:
         """Tiles per dim of the first result."""
-        return grid_of(_shape(self.outs[0].type), self.tile_sizes()) if self.outs else ()
+        return grid_of(tensor_shape(self.outs[0].type), self.tile_sizes()) if self.outs else ()
 
     def num_tiles(self) -> int:
         return math.prod(self.grid())
@@ -230,7 +146,7 @@ class TaskOp(IRDLOperation):
         printer.print_string(") tile [" + ", ".join(str(t) for t in self.tile_sizes()) + "]")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        _print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
+        print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
@@ -239,12 +155,12 @@ class TaskOp(IRDLOperation):
         start = parser._current_token.span
         name = parser.parse_str_literal(" (the task name)")
         kind = parser.parse_identifier(" (the task kind)")
-        ins = _parse_operand_list(parser)
+        ins = parse_operand_list(parser)
         parser.parse_keyword("tile")
         tile = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_integer(False))
         attributes = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
-        in_types, out_types = _parse_types_arrow(parser)
+        in_types, out_types = parse_types_arrow(parser)
         if len(in_types) != len(ins):
             parser.raise_error(f"dataflow.task has {len(ins)} operand(s) but {len(in_types)} operand type(s)", start)
         values = parser.resolve_operands(ins, in_types, start)
@@ -265,8 +181,8 @@ class TaskOp(IRDLOperation):
             fail(f"kind must be one of {', '.join(KINDS)}, got '{self.task_kind}'")
         if not self.outs:
             fail("must have at least one result")
-        _check_region(self, self.body, fail)
-        shape = _shape(self.outs[0].type)
+        check_isolated_body(self, self.body, YieldOp, fail)
+        shape = tensor_shape(self.outs[0].type)
         tile = self.tile_sizes()
         if len(tile) != len(shape):
             fail(f"tile [{', '.join(map(str, tile))}] has {len(tile)} sizes but result #0 "
@@ -353,7 +269,7 @@ class ChannelOp(IRDLOperation):
                 continue
             if not isinstance(user, TaskOp):
                 fail(f"is used by '{user.name}'; channels feed dataflow.task ops or the graph's dataflow.yield")
-            msg = relation_error(self.rel, prod, _shape(self.source.type), user)
+            msg = relation_error(self.rel, prod, tensor_shape(self.source.type), user)
             if msg:
                 fail(f"relation \"{self.rel}\" from task \"{prod.task_name}\" to task \"{user.task_name}\": {msg}")
 
@@ -362,8 +278,8 @@ def relation_error(rel: str, prod: TaskOp, chan_shape: tuple[int, ...], cons: Ta
     """Why ``rel`` is inconsistent with the shapes and tiles (None if it is consistent)."""
     if rel == "all":
         return None
-    pshape, ptile = _shape(prod.outs[0].type), prod.tile_sizes()
-    cshape, ctile = _shape(cons.outs[0].type), cons.tile_sizes()
+    pshape, ptile = tensor_shape(prod.outs[0].type), prod.tile_sizes()
+    cshape, ctile = tensor_shape(cons.outs[0].type), cons.tile_sizes()
 
     def f(s):
         return "[" + ", ".join("?" if d < 0 else str(d) for d in s) + "]"
@@ -409,17 +325,17 @@ class GraphOp(IRDLOperation):
         printer.print_string(")")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        _print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
+        print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> GraphOp:
         start = parser._current_token.span
-        ins = _parse_operand_list(parser)
+        ins = parse_operand_list(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
-        in_types, out_types = _parse_types_arrow(parser)
+        in_types, out_types = parse_types_arrow(parser)
         if len(in_types) != len(ins):
             parser.raise_error(f"dataflow.graph has {len(ins)} operand(s) but {len(in_types)} operand type(s)",
                                start)
@@ -433,7 +349,7 @@ class GraphOp(IRDLOperation):
         def fail(msg: str):
             raise VerifyException(f"{where}'dataflow.graph' {msg}")
 
-        _check_region(self, self.body, fail)
+        check_isolated_body(self, self.body, YieldOp, fail)
         names: set[str] = set()
         for o in self.body.blocks.first.ops:
             if not isinstance(o, (TaskOp, ChannelOp, YieldOp)):

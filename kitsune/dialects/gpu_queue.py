@@ -64,6 +64,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 from typing import Any
 
 import numpy as np
@@ -95,14 +96,18 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from kitsune.dialects.dataflow import _parse_operand_list, _parse_types_arrow, _print_types_arrow, grid_of
 from kitsune.dialects.graph import fmt_loc, fmt_type
+from kitsune.dialects.regions import (
+    RELATIONS,
+    YieldBase,
+    check_isolated_body,
+    grid_of,
+    parse_operand_list,
+    parse_types_arrow,
+    print_types_arrow,
+    tensor_shape,
+)
 
-RELATIONS = ("tile", "rows", "all")
-
-
-def _shape(t: Attribute) -> tuple[int, ...]:
-    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
 
 
 def _ints(a: DenseArrayBase) -> tuple[int, ...]:
@@ -121,72 +126,17 @@ def _fmt_ints(xs: Sequence[int]) -> str:
     return "[" + ", ".join(str(x) for x in xs) + "]"
 
 
-def _check_region(op: Operation, region: Region, fail) -> None:
-    """One block, args mirror the operands, terminated by a gpu_queue.yield matching the results, isolated."""
-    block = region.blocks.first
-    argt = [a.type for a in block.args]
-    opt = [o.type for o in op.operands]
-    if argt != opt:
-        fail(f"block arguments ({', '.join(map(fmt_type, argt))}) must mirror the operands "
-             f"({', '.join(map(fmt_type, opt))})")
-    last = block.last_op
-    if not isinstance(last, YieldOp):
-        fail("body must end with a gpu_queue.yield")
-    yt = [o.type for o in last.operands]
-    rt = [r.type for r in op.results]
-    if yt != rt:
-        fail(f"yields ({', '.join(map(fmt_type, yt))}) but has results ({', '.join(map(fmt_type, rt))})")
-    for inner in region.walk():
-        for o in inner.operands:
-            owner = o.owner
-            if isinstance(owner, Block):
-                po = owner.parent_op()
-                ok = po is not None and op.is_ancestor(po)
-            else:
-                ok = owner is not op and op.is_ancestor(owner)
-            if not ok:
-                fail(f"body op '{inner.name}' uses a value defined outside the {op.name.split('.')[1]}; "
-                     f"pass it as an operand")
-
-
-# ------------------------------------------------------------------ yield
-
-
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(YieldBase):
     """gpu_queue.yield: the results of a program, a kernel or a stage."""
 
     name = "gpu_queue.yield"
     values = var_operand_def(TensorType)
     traits = traits_def(IsTerminator())
+    PARENTS_TEXT: ClassVar[str] = "a gpu_queue.program, kernel or stage"
 
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-    def print(self, printer: Printer) -> None:
-        if self.values:
-            printer.print_string(" ")
-            printer.print_list(self.values, printer.print_ssa_value)
-            printer.print_string(" : ")
-            printer.print_list((v.type for v in self.values), printer.print_attribute)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> YieldOp:
-        start = parser._current_token.span
-        ops = parser.parse_optional_undelimited_comma_separated_list(
-            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
-        types = []
-        if ops:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(ops):
-            parser.raise_error(f"gpu_queue.yield has {len(ops)} value(s) but {len(types)} type(s)", start)
-        return cls(parser.resolve_operands(ops, types, start))
-
-    def verify_(self) -> None:
-        if not isinstance(self.parent_op(), (ProgramOp, KernelOp, StageOp)):
-            raise VerifyException(f"{fmt_loc(self)}'gpu_queue.yield' must be inside a gpu_queue.program, "
-                                  f"kernel or stage")
+    def parents(self):
+        return (ProgramOp, KernelOp, StageOp)
 
 
 # ------------------------------------------------------------------ queue, push, pop
@@ -214,7 +164,7 @@ class QueueOp(IRDLOperation):
         return _ints(self.tile)
 
     def grid(self) -> tuple[int, ...]:
-        return grid_of(_shape(self.tensor_type), self.tile_sizes())
+        return grid_of(tensor_shape(self.tensor_type), self.tile_sizes())
 
     def num_tiles(self) -> int:
         return math.prod(self.grid())
@@ -253,7 +203,7 @@ class QueueOp(IRDLOperation):
             fail("must be directly inside a gpu_queue.kernel")
         if self.cap() < 1:
             fail(f"capacity must be at least 1 tile, got {self.cap()}")
-        shape, tile = _shape(self.tensor_type), self.tile_sizes()
+        shape, tile = tensor_shape(self.tensor_type), self.tile_sizes()
         if len(tile) != len(shape):
             fail(f"tile {_fmt_ints(tile)} has {len(tile)} sizes but {fmt_type(self.tensor_type)} has rank {len(shape)}")
         for i, (t, d) in enumerate(zip(tile, shape)):
@@ -418,7 +368,7 @@ class StageOp(IRDLOperation):
         return _ints(self.tile)
 
     def grid(self) -> tuple[int, ...]:
-        return grid_of(_shape(self.outs[0].type), self.tile_sizes()) if self.outs else ()
+        return grid_of(tensor_shape(self.outs[0].type), self.tile_sizes()) if self.outs else ()
 
     def num_tiles(self) -> int:
         return math.prod(self.grid())
@@ -438,7 +388,7 @@ class StageOp(IRDLOperation):
         printer.print_string(")")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        _print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
+        print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
@@ -454,10 +404,10 @@ class StageOp(IRDLOperation):
         parser.parse_punctuation(")")
         parser.parse_keyword("tile")
         tile = _parse_int_list(parser)
-        ins = _parse_operand_list(parser)
+        ins = parse_operand_list(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
-        in_types, out_types = _parse_types_arrow(parser)
+        in_types, out_types = parse_types_arrow(parser)
         if len(in_types) != len(ins):
             parser.raise_error(f"gpu_queue.stage has {len(ins)} operand(s) but {len(in_types)} operand type(s)",
                                start)
@@ -474,12 +424,12 @@ class StageOp(IRDLOperation):
             fail("must be directly inside a gpu_queue.kernel")
         if not self.outs:
             fail("must have at least one result")
-        _check_region(self, self.body, fail)
+        check_isolated_body(self, self.body, YieldOp, fail)
         lo, hi = self.pid_range()
         if not (0 <= lo < hi <= k.grid_size()):
             fail(f"program ids [{lo}, {hi}) must be a non-empty range inside the grid [0, {k.grid_size()}) "
                  f"of kernel \"{k.kernel_name}\"")
-        shape, tile = _shape(self.outs[0].type), self.tile_sizes()
+        shape, tile = tensor_shape(self.outs[0].type), self.tile_sizes()
         if len(tile) != len(shape):
             fail(f"tile {_fmt_ints(tile)} has {len(tile)} sizes but result #0 {fmt_type(self.outs[0].type)} "
                  f"has rank {len(shape)}")
@@ -547,7 +497,7 @@ class KernelOp(IRDLOperation):
         printer.print_string(")")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        _print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
+        print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
@@ -561,10 +511,10 @@ class KernelOp(IRDLOperation):
         warps = parser.parse_integer(True)
         parser.parse_keyword("smem")
         smem = parser.parse_integer(True)
-        ins = _parse_operand_list(parser)
+        ins = parse_operand_list(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
-        in_types, out_types = _parse_types_arrow(parser)
+        in_types, out_types = parse_types_arrow(parser)
         if len(in_types) != len(ins):
             parser.raise_error(f"gpu_queue.kernel has {len(ins)} operand(s) but {len(in_types)} operand type(s)",
                                start)
@@ -581,7 +531,7 @@ class KernelOp(IRDLOperation):
         if self.grid_size() < 1 or self.num_warps() < 1 or self.smem_bytes() < 0:
             fail(f"needs grid >= 1, warps >= 1 and smem >= 0, got grid {self.grid_size()}, "
                  f"warps {self.num_warps()}, smem {self.smem_bytes()}")
-        _check_region(self, self.body, fail)
+        check_isolated_body(self, self.body, YieldOp, fail)
         for o in self.body.blocks.first.ops:
             if not isinstance(o, (StageOp, QueueOp, YieldOp)):
                 fail(f"may hold only gpu_queue.queue, gpu_queue.stage and gpu_queue.yield ops, got '{o.name}'")
@@ -733,17 +683,17 @@ class ProgramOp(IRDLOperation):
         printer.print_string(")")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        _print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
+        print_types_arrow(printer, [o.type for o in self.ins], [r.type for r in self.outs])
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:
         start = parser._current_token.span
-        ins = _parse_operand_list(parser)
+        ins = parse_operand_list(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
-        in_types, out_types = _parse_types_arrow(parser)
+        in_types, out_types = parse_types_arrow(parser)
         if len(in_types) != len(ins):
             parser.raise_error(f"gpu_queue.program has {len(ins)} operand(s) but {len(in_types)} operand type(s)",
                                start)
@@ -755,7 +705,7 @@ class ProgramOp(IRDLOperation):
         def fail(msg: str):
             raise VerifyException(f"{fmt_loc(self)}'gpu_queue.program' {msg}")
 
-        _check_region(self, self.body, fail)
+        check_isolated_body(self, self.body, YieldOp, fail)
         names: set[str] = set()
         plans = 0
         for o in self.body.blocks.first.ops:
@@ -866,7 +816,7 @@ class GpuQueueFunctions(InterpreterFunctions):
         s = self._stage[-1]
         lo, hi = s.pid_range()
         qgrid, qtile = q.op.grid(), q.op.tile_sizes()
-        shape = _shape(q.op.tensor_type)
+        shape = tensor_shape(q.op.tensor_type)
         from kitsune.interpreter import np_dtype
 
         out = np.zeros(shape, dtype=np_dtype(q.op.tensor_type.get_element_type()))
