@@ -27,7 +27,6 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp
-from kitsune.passes.builder import GraphBuilder
 
 
 def _is(v, name: str) -> GraphOp | None:

@@ -109,14 +109,7 @@ def _decompose(op: GraphOp, b: GraphBuilder):
         qs, ks = list(q.type.get_shape()), list(k.type.get_shape())
         g = qs[1] // ks[1]
         if g > 1:
-            def heads(t):
-                s = list(t.type.get_shape())
-                et = t.type.get_element_type()
-                r5 = b.op("reshape", t, result_type=TensorType(et, [s[0], s[1], 1, s[2], s[3]]))
-                e5 = b.op("expand", r5, shape=[s[0], s[1], g, s[2], s[3]])
-                return b.op("reshape", e5, result_type=TensorType(et, [s[0], s[1] * g, s[2], s[3]]))
-
-            k, v = heads(k), heads(v)
+            k, v = b.expand_heads(k, g), b.expand_heads(v, g)
         scale = a["scale"] if a["scale"] != 0.0 else 1.0 / math.sqrt(qs[3])
         s = b.op("mul", b.op("matmul", q, k, transpose_b=True), b.scalar(scale, q))
         m = b.op("amax", s, dims=[3], keepdim=True)
@@ -135,7 +128,7 @@ class DecomposeComposite(RewritePattern):
             return
         if any(d < 0 for r in op.results for d in r.type.get_shape()) and op.OPDEF.name != "softmax":
             return  # dynamic shapes: keep the composite (its sizes are needed)
-        b = GraphBuilder(rewriter, op)
+        b = GraphBuilder.before(rewriter, op)
         new = _decompose(op, b)
         if new is None:
             for o in reversed(b.ops):

@@ -48,12 +48,13 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from kitsune.dialects import dataflow as df
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp as GOp
+from kitsune.passes.builder import GraphBuilder
 
 from xdsl.passes import ModulePass
 
@@ -183,7 +184,6 @@ class SplitReductionPass(ModulePass):
         name = red.OPDEF.name
         k = reduced_size(red)
         bounds = [round(i * k / p) for i in range(p + 1)]
-        sl = backward_slice(red, block)
         dims = dict(split_dims(red))
         new_ops: list[Operation] = []
         partial_vals = []
@@ -231,16 +231,19 @@ class SplitReductionPass(ModulePass):
                 vmap[red.results[0]] = acc
                 continue
             body.add_op(o.clone(value_mapper=vmap))
+        self._replace(t, new_ops, body, [c.result for c in partial_vals],
+                      f"{name} split along its reduction dim ({k})", p)
+
+    def _replace(self, t: df.TaskOp, new_ops: list[Operation], body: Block, partials: list[SSAValue], what: str,
+                 p: int) -> None:
+        """Make the combine task (``body`` over ``t``'s inputs + the partial results), insert the partials
+        (+ channels) and the combine before ``t``, then replace ``t`` by the combine."""
         _dce(body)
-        comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + [c.result for c in partial_vals],
+        comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + partials,
                          [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
         _drop_unused_args(comb)
-        self._replace(t, new_ops, comb, f"{name} split along its reduction dim ({k})", p)
-
-    def _replace(self, t: df.TaskOp, new_ops: list[Operation], comb: df.TaskOp, what: str, p: int) -> None:
-        """Insert the partials (+ channels) and the combine before ``t``, then replace ``t`` by the combine."""
         for ch in [o for o in new_ops if isinstance(o, df.ChannelOp)]:
-            for rel in ("tile", "rows", "all"):
+            for rel in df.RELATIONS:
                 if df.relation_error(rel, ch.source.owner, _shape(ch.result), comb) is None:
                     ch.relation = StringAttr(rel)
                     break
@@ -278,13 +281,13 @@ class SplitReductionPass(ModulePass):
                 ba.name_hint = a.name_hint
             vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
             lo, hi = bounds[i], bounds[i + 1]
-            b = _Builder(body)
+            b = GraphBuilder.at_end(body)
             qi = _full(q, body, vmap)
             ki = _sliced(k, 2, lo, hi, body, vmap, {})
             vi = _sliced(v, 2, lo, hi, body, vmap, {})
             if g > 1:
-                ki, vi = _expand_heads(b, ki, g), _expand_heads(b, vi, g)
-            s = b.op("mul", b.op("matmul", qi, ki, transpose_b=True), b.scalar(scale, et))
+                ki, vi = b.expand_heads(ki, g), b.expand_heads(vi, g)
+            s = b.op("mul", b.op("matmul", qi, ki, transpose_b=True), b.scalar(scale, qi))
             m = b.op("amax", s, dims=[3], keepdim=True)
             e = b.op("exp", b.op("sub", s, m))
             l_ = b.op("sum", e, dims=[3], keepdim=True)
@@ -302,7 +305,7 @@ class SplitReductionPass(ModulePass):
         vmap = dict(zip(block.args, body.args))
         parts = list(body.args[len(block.args):])
         os_, ms, ls = parts[0::3], parts[1::3], parts[2::3]
-        b = _Builder(body)
+        b = GraphBuilder.at_end(body)
         for o in block.ops:
             if o is att:
                 mx = ms[0]
@@ -317,38 +320,8 @@ class SplitReductionPass(ModulePass):
                 vmap[att.results[0]] = b.op("div", num, den)
                 continue
             body.add_op(o.clone(value_mapper=vmap))
-        _dce(body)
-        comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + [c.result for c in chans],
-                         [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
-        _drop_unused_args(comb)
-        self._replace(t, new_ops, comb, f"attention split along its key/value length ({L})", p)
-
-
-class _Builder:
-    """Appends graph ops (result types inferred) to a block."""
-
-    def __init__(self, body: Block):
-        self.body = body
-
-    def op(self, name: str, *operands: SSAValue, result_type=None, **attrs) -> SSAValue:
-        if result_type is None:
-            (result_type,) = graph.infer_result_types(name, [o.type for o in operands], **attrs)
-        new = graph.build(name, list(operands), [result_type], **attrs)
-        self.body.add_op(new)
-        return new.results[0]
-
-    def scalar(self, value: float, elem) -> SSAValue:
-        t = TensorType(elem, [])
-        return self.op("constant", result_type=t, value=DenseIntOrFPElementsAttr.from_list(t, [value]))
-
-
-def _expand_heads(b: _Builder, x: SSAValue, g: int) -> SSAValue:
-    """[B, H, L, E] -> [B, H * g, L, E], each head repeated g times (grouped-query attention)."""
-    s = list(_shape(x))
-    et = x.type.get_element_type()
-    r5 = b.op("reshape", x, result_type=TensorType(et, [s[0], s[1], 1, s[2], s[3]]))
-    e5 = b.op("expand", r5, shape=[s[0], s[1], g, s[2], s[3]])
-    return b.op("reshape", e5, result_type=TensorType(et, [s[0], s[1] * g, s[2], s[3]]))
+        self._replace(t, new_ops, body, [c.result for c in chans],
+                      f"attention split along its key/value length ({L})", p)
 
 
 def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:
