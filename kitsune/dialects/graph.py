@@ -219,11 +219,12 @@ class GraphOp(IRDLOperation):
             for (first, n1), (later, n2) in zip(given, given[1:]):
                 if n1 == 0 and n2 > 0:
                     fail(f"optional operand '{later}' is given without '{first}' (optional operands are positional)")
-        names = optable.flat_operand_names(od, len(self.operands))
+        slots = optable.operand_slots(od, len(self.operands))
+        names = [name for _, name in slots]
         for i, o in enumerate(self.operands):
             if not isinstance(o.type, TensorType):
                 fail(f"operand '{names[i]}' must be a tensor, got {fmt_type(o.type)}")
-            spec = _operand_spec(od, i, len(self.operands))
+            spec = slots[i][0]
             k = elem_kind(o.type.get_element_type())
             if spec.dtype != "any" and k != spec.dtype:
                 fail(f"operand '{names[i]}' must have {spec.dtype} elements, got {fmt_type(o.type)}")
@@ -237,7 +238,7 @@ class GraphOp(IRDLOperation):
         if rule == "same" and self.operands:
             et = self.operands[0].type.get_element_type()
             for i, o in enumerate(self.operands):
-                if od.operands[0].dtype == "any" or _operand_spec(od, i, len(self.operands)).dtype == "float":
+                if od.operands[0].dtype == "any" or slots[i][0].dtype == "float":
                     if od.category == "elementwise" and o.type.get_element_type() != et:
                         fail(f"operands must have one element type: '{names[0]}' is {fmt_type(et)}, "
                              f"'{names[i]}' is {fmt_type(o.type.get_element_type())} (insert a graph.cast)")
@@ -417,29 +418,6 @@ def _parse_value(parser: Parser, kind: str, key: str) -> Attribute:
     raise AssertionError(kind)
 
 
-def _operand_spec(od: OpDef, i: int, n: int) -> optable.Operand:
-    req = [o for o in od.operands if o.kind == "tensor"]
-    pos = 0
-    extra = n - len(req)
-    for o in od.operands:
-        if o.kind == "tensor":
-            if pos == i:
-                return o
-            pos += 1
-        elif o.kind == "optional":
-            if extra > 0:
-                if pos == i:
-                    return o
-                pos += 1
-                extra -= 1
-        else:
-            if pos <= i < pos + extra:
-                return o
-            pos += extra
-            extra = 0
-    return od.operands[-1]
-
-
 def _group_operands(od: OpDef, values: Sequence[SSAValue], parser: Parser | None = None, pos=None):
     req = sum(1 for o in od.operands if o.kind == "tensor")
     n_opt = sum(1 for o in od.operands if o.kind == "optional")
@@ -452,21 +430,11 @@ def _group_operands(od: OpDef, values: Sequence[SSAValue], parser: Parser | None
         if parser is not None:
             parser.raise_error(msg, pos)
         raise ValueError(msg)
-    extra = len(values) - req
+    slots = [o for o, _ in optable.operand_slots(od, len(values))]
     groups: list = []
-    it = iter(values)
     for o in od.operands:
-        if o.kind == "tensor":
-            groups.append(next(it))
-        elif o.kind == "optional":
-            if extra > 0:
-                groups.append([next(it)])
-                extra -= 1
-            else:
-                groups.append([])
-        else:
-            groups.append([next(it) for _ in range(extra)])
-            extra = 0
+        mine = [v for v, so in zip(values, slots) if so is o]
+        groups.append(mine[0] if o.kind == "tensor" else mine)
     return groups
 
 

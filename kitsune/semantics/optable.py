@@ -824,14 +824,29 @@ def _rename(msg: str, opdef: OpDef, inst: Instance) -> str:
     return msg
 
 
-def flat_operand_names(opdef: OpDef, n: int) -> list[str]:
-    out = []
+def operand_slots(opdef: OpDef, n: int) -> list[tuple[Operand, str]]:
+    """For an instance with ``n`` operands: each position's operand definition and display name.
+
+    Operands are positional: required ones always, optional ones in order while
+    operands remain, a variadic one takes the rest (``inputs#0``, ``inputs#1``, ...).
+    """
+    extra = n - sum(1 for o in opdef.operands if o.kind == "tensor")
+    out: list[tuple[Operand, str]] = []
     for o in opdef.operands:
-        if o.kind == "variadic":
-            out += [f"{o.name}#{i}" for i in range(n - len(out))]
+        if o.kind == "tensor":
+            out.append((o, o.name))
+        elif o.kind == "optional":
+            if extra > 0:
+                out.append((o, o.name))
+                extra -= 1
         else:
-            out.append(o.name)
-    return out[:n] if len(out) >= n else out
+            out += [(o, f"{o.name}#{i}") for i in range(max(extra, 0))]
+            extra = 0
+    return out[:n]
+
+
+def flat_operand_names(opdef: OpDef, n: int) -> list[str]:
+    return [name for _, name in operand_slots(opdef, n)]
 
 
 def infer(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], result_shapes: list[Shape]) -> list[Shape]:
