@@ -87,7 +87,7 @@ def _run_graph_op(op: GraphOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
         rshapes.append(tuple(DYN if d < 0 else d for d in r.get_shape()))
     try:
         outs = optable.run(od, arrays, op.attrs(), rshapes, [np_dtype(t.get_element_type()) for t in rtypes])
-    except (optable.OpError, Exception) as e:  # noqa: BLE001 - report which op failed
+    except Exception as e:  # noqa: BLE001 - OpError, TCError, numpy errors: report which op failed
         raise InterpretError(
             f"{fmt_loc(op)}{op.name} failed on inputs of shapes {[list(a.shape) for a in arrays]}: {e}"
         ) from e

@@ -19,10 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    ArrayAttr,
     BFloat16Type,
     DYNAMIC_INDEX,
     DenseArrayBase,

@@ -55,7 +55,6 @@ Every unsupported op in the graph is collected and reported at once by
 from __future__ import annotations
 
 import linecache
-import math
 import operator
 import os
 import re
@@ -82,7 +81,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from kitsune.dialects import graph
 

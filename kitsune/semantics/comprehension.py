@@ -255,7 +255,7 @@ def _parse_tree(text: str) -> lark.Tree:
         what = "end of text" if tok.type == "$END" else repr(str(tok))
         expected = ", ".join(sorted(_pretty_terminal(t) for t in e.expected))
         raise TCError(f"unexpected {what}; expected one of: {expected}", e.line, e.column) from None
-    except lark.exceptions.UnexpectedEOF as e:
+    except lark.exceptions.UnexpectedEOF:
         raise TCError("unexpected end of text", None, None) from None
 
 

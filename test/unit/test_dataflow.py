@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.dialects import func
 
 from kitsune.context import make_context, parse_module

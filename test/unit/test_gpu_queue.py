@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from kitsune.context import make_context, parse_module
 from kitsune.dialects import gpu_queue as gq
 from kitsune.interpreter import interpret
-from kitsune.passes.allocate_sms import AllocateSMsPass, StageCost, allocate
+from kitsune.passes.allocate_sms import AllocateSMsPass, allocate
 from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
 from kitsune.passes.form_regions import FormRegionsPass
 from kitsune.passes.pipeline import KitsunePipelinePass

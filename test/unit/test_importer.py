@@ -13,7 +13,6 @@ from kitsune.context import parse_module
 from kitsune.frontend.torch_export import (
     UnsupportedOpsError,
     arguments,
-    import_exported,
     import_module,
     module_to_text,
     op_counts,
