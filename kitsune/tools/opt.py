@@ -26,13 +26,21 @@ def _pass_summary() -> str:
 class KitsuneOptMain(xDSLOptMain):
     def __init__(self, args=None):
         self._buffer: StringIO | None = None
-        super().__init__(description="Kitsune modular optimizer driver.\n\n" + _pass_summary(), args=args)
+        super().__init__(description="Kitsune modular optimizer driver.", args=args)
 
     def register_all_arguments(self, arg_parser):
         import argparse
 
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         super().register_all_arguments(arg_parser)
+        # The pass list imports every pass module: build it only when help is printed.
+        format_help = arg_parser.format_help
+
+        def format_help_with_passes() -> str:
+            arg_parser.description = "Kitsune modular optimizer driver.\n\n" + _pass_summary()
+            return format_help()
+
+        arg_parser.format_help = format_help_with_passes
 
     def register_all_dialects(self):
         super().register_all_dialects()
