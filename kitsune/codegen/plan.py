@@ -1,0 +1,381 @@
+"""The target-neutral plan of a ``gpu_queue.program``: what both code generators share.
+
+From the gpu_queue IR this module derives, once, everything about a program that
+does not depend on the target language:
+
+* the **global tensors**: the function's arguments (inputs and parameters, in
+  order), one buffer per kernel result, and non-splat constants; each with a
+  Python-identifier name, shape and element type;
+* per kernel, its **stages** (program-id range, tile, tile grid, which body
+  values go to which global buffer, which are pushed into which queue, which
+  queues are popped with which relation) and its **queues**;
+* the **queue protocol's numbers** (see ``gpu_queue``): a queue of ``capacity``
+  slots holds tile ``j`` in slot ``j % capacity``; per slot a *filled* and a
+  *freed* counter (int32, in one counter array per program). With the run number
+  ``e`` (the *epoch*), the push of tile ``j`` first waits until
+  ``freed[s] >= (e * uses(s) + j // capacity) * readers``, stores the tile and
+  release-increments ``filled[s]``; the pop waits (acquire) until
+  ``filled[s] >= e * uses(s) + j // capacity + 1``, loads, and after the tile's
+  work release-increments ``freed[s]``. ``uses(s)`` is how many tiles of one run
+  land in slot ``s``; ``readers`` how many consumer tiles read each producer tile
+  (1 for ``tile``, the consumer's column count for ``rows``, all its tiles for
+  ``all``). Counters only grow, so nothing is reset between runs or CUDA-graph
+  replays.
+
+``capacity="all"`` gives every queue one slot per tile: the sequential Triton
+interpreter, which runs programs one by one in id order, then never waits on a
+slot to be freed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, SSAValue
+
+from kitsune.dialects.graph import fmt_loc
+from kitsune.dialects.gpu_queue import KernelOp, PopOp, ProgramOp, PushOp, QueueOp, StageOp, YieldOp
+from kitsune.dialects.regions import grid_of, tensor_shape
+
+
+WHOLE_LIMIT = 1 << 16
+
+
+class CodegenError(Exception):
+    """The program cannot be generated (names the op, its location and what to do)."""
+
+
+def dtype_key(elem: Attribute) -> str:
+    """'f32', 'bf16', 'f16', 'f64', 'i64', 'i32', 'i16', 'i8' or 'i1'."""
+    if isinstance(elem, Float32Type):
+        return "f32"
+    if isinstance(elem, BFloat16Type):
+        return "bf16"
+    if isinstance(elem, Float16Type):
+        return "f16"
+    if isinstance(elem, Float64Type):
+        return "f64"
+    if isinstance(elem, IntegerType):
+        return f"i{elem.width.data}"
+    raise CodegenError(f"no code generation for element type {elem}")
+
+
+def is_float(dt: str) -> bool:
+    return dt.startswith("f") or dt == "bf16"
+
+
+ELEM_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
+
+
+def ident(s: str) -> str:
+    """A Python / C identifier from any label."""
+    s = re.sub(r"[^0-9A-Za-z_]", "_", s)
+    if not s or s[0].isdigit():
+        s = "t_" + s
+    return s
+
+
+@dataclass
+class Tensor:
+    """A global tensor: a function argument, a kernel result buffer or a constant."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    role: str  # input | parameter | buffer | constant
+    label: str = ""
+    value: np.ndarray | None = None  # constants
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape) if self.shape else 1
+
+
+@dataclass
+class Queue:
+    name: str
+    qid: int  # program-wide id (error reports name the queue by it)
+    kernel: str
+    shape: tuple[int, ...]  # the whole tensor the queue carries
+    tile: tuple[int, ...]
+    grid: tuple[int, ...]
+    dtype: str
+    capacity: int
+    relation: str  # how the consumer pops: tile | rows | all
+    readers: int  # consumer tiles reading each producer tile, per run
+    producer: str
+    consumer: str
+    counter_base: int  # filled[s] at counter_base + s, freed[s] at counter_base + capacity + s
+
+    @property
+    def ntiles(self) -> int:
+        return math.prod(self.grid) if self.grid else 1
+
+    @property
+    def tile_elems(self) -> int:
+        return math.prod(self.tile) if self.tile else 1
+
+    @property
+    def storage(self) -> str:
+        return ident(f"queue_{self.kernel}_{self.name}")
+
+    @property
+    def storage_elems(self) -> int:
+        return self.capacity * self.tile_elems
+
+    def uses(self, slot: int) -> int:
+        """Tiles of one run that land in ``slot``."""
+        return max(0, -(-(self.ntiles - slot) // self.capacity))
+
+
+@dataclass
+class Stage:
+    op: StageOp
+    name: str
+    lo: int
+    hi: int
+    tile: tuple[int, ...]
+    shape: tuple[int, ...]  # result #0's shape: the tiled iteration space
+    grid: tuple[int, ...]
+    args: dict[SSAValue, str]  # stage block argument -> global tensor name
+    stores: list[tuple[SSAValue, str, bool]]
+    """(body value, global buffer, whole): written tile by tile with the stage's tiles, or, for a result whose
+    shape the stage's tiles do not divide alike (``whole``), all at once by the program of tile 0."""
+    pushes: list[tuple[SSAValue, Queue]]
+    pops: list[tuple[PopOp, Queue]]
+
+    @property
+    def ntiles(self) -> int:
+        return math.prod(self.grid) if self.grid else 1
+
+    @property
+    def programs(self) -> int:
+        return self.hi - self.lo
+
+
+@dataclass
+class Kernel:
+    op: KernelOp
+    name: str
+    grid: int
+    warps: int
+    stages: list[Stage]
+    queues: list[Queue]
+    tensors: list[str]  # global tensors the kernel reads or writes, in argument order
+
+
+@dataclass
+class Plan:
+    module: ModuleOp
+    args: list[str]  # the function's arguments (global tensor names), in order
+    outputs: list[str]  # the function's results (global tensor names), in order
+    tensors: dict[str, Tensor]
+    kernels: list[Kernel]
+    queues: list[Queue] = field(default_factory=list)
+    counters: int = 0  # int32 counters (filled + freed of every queue)
+    capacity: str = "ir"
+
+    def queue_by_id(self, qid: int) -> Queue:
+        return self.queues[qid]
+
+
+def _func(module: ModuleOp) -> func.FuncOp:
+    fs = [o for o in module.ops if isinstance(o, func.FuncOp)]
+    main = [f for f in fs if f.sym_name.data == "main"]
+    if not fs:
+        raise CodegenError("the module has no func.func to generate code for")
+    return main[0] if main else fs[0]
+
+
+def _program(f: func.FuncOp) -> ProgramOp:
+    ops = list(f.body.blocks.first.ops)
+    progs = [o for o in ops if isinstance(o, ProgramOp)]
+    others = [o for o in ops if not isinstance(o, (ProgramOp, func.ReturnOp))]
+    if len(progs) != 1 or others:
+        what = others[0] if others else f
+        raise CodegenError(
+            f"{fmt_loc(what)}@{f.sym_name.data} must hold exactly one gpu_queue.program and a func.return "
+            f"(found {len(progs)} program(s)" + (f" and '{others[0].name}'" if others else "") + "); lower it with "
+            "kitsune-opt -p 'kitsune-pipeline' first")
+    return progs[0]
+
+
+def _arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
+    attrs = f.arg_attrs.data[i].data if f.arg_attrs else {}
+    name = attrs.get("kitsune.name")
+    kind = attrs.get("kitsune.kind")
+    label = name.data if isinstance(name, StringAttr) else f"arg{i}"
+    role = kind.data if isinstance(kind, StringAttr) else "input"
+    return label, ("parameter" if role in ("parameter", "buffer", "constant") else "input")
+
+
+def _readers(rel: str, q_grid: Sequence[int], cons: StageOp) -> int:
+    cg = cons.grid()
+    if rel == "tile":
+        return 1
+    if rel == "rows":
+        return cg[-1] if cg else 1
+    return math.prod(cg) if cg else 1
+
+
+def build_plan(module: ModuleOp, capacity: str = "ir") -> Plan:
+    """The plan of @main's gpu_queue.program. ``capacity``: 'ir' (as lowered) or 'all' (one slot per tile)."""
+    if capacity not in ("ir", "all"):
+        raise CodegenError(f"capacity must be 'ir' or 'all', got {capacity!r}")
+    f = _func(module)
+    prog = _program(f)
+    tensors: dict[str, Tensor] = {}
+    used: set[str] = set()
+
+    def fresh(label: str) -> str:
+        base = ident(label)
+        n, k = base, 1
+        while n in used:
+            k += 1
+            n = f"{base}_{k}"
+        used.add(n)
+        return n
+
+    names: dict[SSAValue, str] = {}
+    fargs = f.body.blocks.first.args
+    arg_names: list[str] = []
+    for i, a in enumerate(fargs):
+        label, role = _arg_label(f, i)
+        n = fresh(label)
+        t = a.type
+        if not isinstance(t, TensorType):
+            raise CodegenError(f"argument #{i} of @{f.sym_name.data} is not a tensor")
+        tensors[n] = Tensor(n, tensor_shape(t), dtype_key(t.get_element_type()), role, label)
+        names[a] = n
+        arg_names.append(n)
+    # program block args = program operands (function arguments or passthrough)
+    pblock = prog.body.blocks.first
+    for ba, operand in zip(pblock.args, prog.ins):
+        if operand not in names:
+            raise CodegenError(f"{fmt_loc(prog)}gpu_queue.program operand is not a function argument")
+        names[ba] = names[operand]
+
+    plan = Plan(module, arg_names, [], tensors, [], capacity=capacity)
+    for kop in prog.kernels():
+        kernel = _plan_kernel(kop, names, tensors, fresh, plan)
+        plan.kernels.append(kernel)
+    py = pblock.last_op
+    assert isinstance(py, YieldOp)
+    pouts = [names[v] for v in py.operands]
+    ret = f.body.blocks.first.last_op
+    outs = []
+    for v in ret.operands:
+        if isinstance(v.owner, ProgramOp):
+            outs.append(pouts[v.index])
+        elif v in names:
+            outs.append(names[v])
+        else:
+            raise CodegenError(f"{fmt_loc(ret)}func.return operand is neither a program result nor an argument")
+    plan.outputs = outs
+    return plan
+
+
+def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, Tensor], fresh, plan: Plan) -> Kernel:
+    kblock = kop.body.blocks.first
+    for ba, operand in zip(kblock.args, kop.ins):
+        names[ba] = names[operand]
+    # kernel results -> fresh buffers
+    ky = kblock.last_op
+    assert isinstance(ky, YieldOp)
+    result_buffers: dict[SSAValue, list[str]] = {}
+    for i, (r, v) in enumerate(zip(kop.outs, ky.operands)):
+        if isinstance(v.owner, Block):  # a kernel that passes an input through
+            names[r] = names[v]
+            continue
+        n = fresh(f"{kop.kernel_name}_out{i}")
+        tensors[n] = Tensor(n, tensor_shape(r.type), dtype_key(r.type.get_element_type()), "buffer",
+                            f"{kop.kernel_name} result #{i}")
+        names[r] = n
+        result_buffers.setdefault(v, []).append(n)
+    qops = kop.queues()
+    stages = kop.stages()
+    pushed_by: dict[str, StageOp] = {}
+    popped_by: dict[str, tuple[StageOp, str]] = {}
+    for s in stages:
+        for p in s.pushes():
+            pushed_by[p.queue_name] = s
+        for p in s.pops():
+            popped_by[p.queue_name] = (s, p.rel)
+    queues: dict[str, Queue] = {}
+    for qn, qop in qops.items():
+        if qn not in popped_by:
+            continue  # pushed, never popped: nothing waits on it
+        cons, rel = popped_by[qn]
+        prod = pushed_by[qn]
+        grid = qop.grid()
+        ntiles = math.prod(grid) if grid else 1
+        cap = ntiles if plan.capacity == "all" else min(qop.cap(), ntiles)
+        need = {"tile": 1, "rows": grid[-1] if grid else 1, "all": ntiles}[rel]
+        if cap < need:
+            raise CodegenError(
+                f"{fmt_loc(qop)}gpu_queue.queue \"{qn}\" has capacity {qop.cap()} but its consumer stage "
+                f"\"{cons.stage_name}\" pops with relation \"{rel}\", which holds {need} tiles at once: the "
+                f"kernel would deadlock; give the queue at least {need} slots")
+        if tuple(qop.tile_sizes()) != tuple(prod.tile_sizes()) or grid != prod.grid():
+            raise CodegenError(
+                f"{fmt_loc(qop)}gpu_queue.queue \"{qn}\" has tile {list(qop.tile_sizes())} but its producer stage "
+                f"\"{prod.stage_name}\" computes tiles {list(prod.tile_sizes())}; code generation needs them equal")
+        q = Queue(qn, len(plan.queues), kop.kernel_name, tensor_shape(qop.tensor_type), tuple(qop.tile_sizes()),
+                  tuple(grid), dtype_key(qop.tensor_type.get_element_type()), cap, rel,
+                  _readers(rel, grid, cons), prod.stage_name, cons.stage_name, plan.counters)
+        plan.counters += 2 * cap
+        plan.queues.append(q)
+        queues[qn] = q
+    splans: list[Stage] = []
+    for s in sorted(stages, key=lambda s: s.pid_range()):
+        body = s.body.blocks.first
+        args = {ba: names[o] for ba, o in zip(body.args, s.ins)}
+        sy = body.last_op
+        stores = []
+        for r, v in zip(s.outs, sy.operands):
+            for buf in result_buffers.get(r, []):
+                shp = tensor_shape(r.type)
+                whole = len(shp) != len(s.tile_sizes()) or grid_of(shp, s.tile_sizes()) != s.grid()
+                if whole and math.prod(shp) > WHOLE_LIMIT:
+                    raise CodegenError(
+                        f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": result {buf} has shape {list(shp)}, "
+                        f"which the stage's tiles {list(s.tile_sizes())} do not cover like result #0, and it is too "
+                        f"large ({math.prod(shp)} elements > {WHOLE_LIMIT}) to write in one piece; split the stage")
+                stores.append((v, buf, whole))
+        pushes = [(p.operands[0], queues[p.queue_name]) for p in s.pushes() if p.queue_name in queues]
+        pops = [(p, queues[p.queue_name]) for p in s.pops()]
+        lo, hi = s.pid_range()
+        splans.append(Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
+                            tuple(s.grid()), args, stores, pushes, pops))
+    order: list[str] = []
+    for st in splans:
+        for n in list(st.args.values()) + [b for _, b, _ in st.stores]:
+            if n not in order:
+                order.append(n)
+    return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order)
+
+
+def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    from kitsune.interpreter import constant_value
+
+    return constant_value(attr)
+
+
+__all__ = ["CodegenError", "Plan", "Kernel", "Stage", "Queue", "Tensor", "build_plan", "dtype_key", "is_float",
+           "ident", "ELEM_BYTES", "constant_array"]

@@ -1,0 +1,1356 @@
+"""``-t triton``: a gpu_queue program -> one self-contained Python module of ``@triton.jit`` kernels.
+
+How a stage becomes Triton
+--------------------------
+A stage's body computes whole tensors in value semantics; its programs compute
+its output *tiles*. The generator never builds per-op loops: it asks "what is
+value ``v`` at index ``I``?", where ``I`` is a tuple of symbolic index
+expressions (``Lin``: affine sums of tile coordinates, ``tl.arange`` axes,
+reduction-loop counters, floor-division / modulo terms and loaded index values).
+The answer comes from the op table: each graph op's comprehension program
+(``kitsune.semantics.optable``) is read statement by statement, so the same text
+that drives the reference interpreter and the cost model drives the code:
+
+* ``Y[...] = f(...)``: the left side is solved for its index variables
+  (``j + 5`` at ``I`` gives ``j = I - 5`` and the condition ``0 <= j < ext``),
+  the right side is evaluated with that binding; several statements writing one
+  tensor (concat, slice_scatter, index_add) are folded with ``tl.where``.
+* ``Y[...] op= f(...)`` with reduction variables: a loop over the flattened
+  reduction space in power-of-two chunks, a new block axis per chunk, the body
+  masked to the statement's neutral element outside the domain and reduced
+  (``tl.sum`` / ``tl.max`` / ...). A product of two operands that split the
+  two tile axes between them becomes ``tl.dot`` (bf16/fp16 operands, fp32
+  accumulation): matmul, linear, convolution as an implicit GEMM when the tile
+  spans output channels, and scatter-add as a one-hot product.
+* Out-of-range reads give the statement's neutral element (masked loads), which
+  is what padding means in the notation. Index checks that interval arithmetic
+  proves true are left out.
+* ``graph.reshape`` re-linearises the index; splat constants are literals.
+
+Every intermediate stays in registers: a value needed at the same index twice is
+computed once (memoised per index), anything that does not depend on a loop
+counter is hoisted out of the loop. Elementwise prologues and epilogues
+therefore fuse into their contraction for free.
+
+Queues
+------
+Tiles travel through ring buffers in global memory (see ``kitsune.codegen.plan``
+for the counters and the epoch protocol). ``push``: wait until the slot is free
+(acquire), store, ``tl.debug_barrier()``, ``tl.atomic_add(filled, 1,
+sem="release", scope="gpu")``. ``pop``: ``tl.atomic_add(filled, 0,
+sem="acquire", scope="gpu")`` spins until the tile is there, loads bypass L1
+(``.cg``), and after the tile's work a release increment of ``freed``. With
+``WATCHDOG > 0`` every spin gives up after that many tries and records the
+queue in the error flag, which the launcher's ``check`` turns into an exception
+naming the queue.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from dataclasses import dataclass
+from typing import IO, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Block, SSAValue
+
+from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, Tensor, build_plan, dtype_key, ident, is_float
+from kitsune.dialects.graph import GraphOp, fmt_loc
+from kitsune.dialects.gpu_queue import PopOp
+from kitsune.dialects.regions import tensor_shape
+from kitsune.semantics import optable
+from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, Neg, Num, parse
+
+TL = {"f32": "tl.float32", "bf16": "tl.bfloat16", "f16": "tl.float16", "f64": "tl.float64", "i64": "tl.int64",
+      "i32": "tl.int32", "i16": "tl.int16", "i8": "tl.int8", "i1": "tl.int1"}
+SIG = {"f32": "*fp32", "bf16": "*bf16", "f16": "*fp16", "f64": "*fp64", "i64": "*i64", "i32": "*i32",
+       "i16": "*i16", "i8": "*i8", "i1": "*i1"}
+TORCH = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16", "f64": "torch.float64",
+         "i64": "torch.int64", "i32": "torch.int32", "i16": "torch.int16", "i8": "torch.int8", "i1": "torch.bool"}
+NEUTRAL = {"=": 0.0, "+=": 0.0, "*=": 1.0, "max=": -math.inf, "min=": math.inf}
+
+BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
+
+
+def pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+def pow2_floor(n: int) -> int:
+    return 1 << (max(1, int(n)).bit_length() - 1)
+
+
+def lit(x: float) -> str:
+    if x == math.inf:
+        return 'float("inf")'
+    if x == -math.inf:
+        return 'float("-inf")'
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return f"{x:.1f}"
+    return repr(float(x))
+
+
+# ------------------------------------------------------------------ index expressions
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A non-linear piece of an index: an axis, a scalar, a floor division, a modulo or a loaded value."""
+
+    kind: str  # axis | sym | div | mod | val
+    key: str
+    lo: int | None
+    hi: int | None
+    axes: frozenset
+    depth: int
+    arg: "Lin | None" = None
+    c: int = 0
+
+
+@dataclass(frozen=True)
+class Lin:
+    terms: tuple  # ((Atom, coeff), ...) sorted by key
+    const: int = 0
+
+    def key(self) -> str:
+        return "+".join(f"{c}*{a.key}" for a, c in self.terms) + f"+{self.const}"
+
+
+def lconst(c: int) -> Lin:
+    return Lin((), int(c))
+
+
+def latom(a: Atom, c: int = 1) -> Lin:
+    return Lin(((a, c),), 0)
+
+
+def ladd(*xs: Lin) -> Lin:
+    acc: dict[Atom, int] = {}
+    const = 0
+    for x in xs:
+        const += x.const
+        for a, c in x.terms:
+            acc[a] = acc.get(a, 0) + c
+    return Lin(tuple(sorted(((a, c) for a, c in acc.items() if c), key=lambda t: t[0].key)), const)
+
+
+def lscale(x: Lin, k: int) -> Lin:
+    if k == 0:
+        return lconst(0)
+    return Lin(tuple((a, c * k) for a, c in x.terms), x.const * k)
+
+
+def lrange(x: Lin) -> tuple[int | None, int | None]:
+    lo = hi = x.const
+    for a, c in x.terms:
+        alo, ahi = (a.lo, a.hi) if c > 0 else (a.hi, a.lo)
+        lo = None if lo is None or alo is None else lo + c * alo
+        hi = None if hi is None or ahi is None else hi + c * ahi
+    return lo, hi
+
+
+def laxes(x: Lin) -> frozenset:
+    out: frozenset = frozenset()
+    for a, _ in x.terms:
+        out |= a.axes
+    return out
+
+
+def ldepth(x: Lin) -> int:
+    return max([a.depth for a, _ in x.terms], default=0)
+
+
+def _split(x: Lin, c: int) -> tuple[Lin, Lin]:
+    """x = c * q + r with q from the terms divisible by c."""
+    q = Lin(tuple((a, k // c) for a, k in x.terms if k % c == 0), x.const // c)
+    r = Lin(tuple((a, k) for a, k in x.terms if k % c != 0), x.const % c)
+    return q, r
+
+
+def lfloordiv(x: Lin, c: int) -> Lin:
+    if c == 1:
+        return x
+    q, r = _split(x, c)
+    lo, hi = lrange(r)
+    if lo is not None and hi is not None and 0 <= lo and hi < c:
+        return q
+    lo, hi = lrange(x)
+    a = Atom("div", f"({x.key()})//{c}", None if lo is None else lo // c, None if hi is None else hi // c,
+             laxes(x), ldepth(x), x, c)
+    return latom(a)
+
+
+def lmod(x: Lin, c: int) -> Lin:
+    if c == 1:
+        return lconst(0)
+    _, r = _split(x, c)
+    lo, hi = lrange(r)
+    if lo is not None and hi is not None and 0 <= lo and hi < c:
+        return r
+    nonneg = lo is not None and lo >= 0
+    a = Atom("mod", f"({r.key()})%{c}", 0 if nonneg else -(c - 1), c - 1, laxes(r), ldepth(r), r, c)
+    return latom(a)
+
+
+# ------------------------------------------------------------------ tile values
+
+
+@dataclass
+class TV:
+    """A value in registers: ``code`` has exactly the shape of ``frame`` (the axes it varies along)."""
+
+    code: str
+    frame: tuple
+    depth: int
+    kind: str = "f"  # f | i | b
+    const: float | None = None
+
+
+class Blk:
+    def __init__(self, header: str | None = None):
+        self.header = header
+        self.items: list = []
+        self.open: Blk | None = None
+
+    def lines(self, indent: int) -> list[str]:
+        out = []
+        pad = "    " * indent
+        if self.header is not None:
+            out.append(pad + self.header)
+            inner = indent + 1
+        else:
+            inner = indent
+        if self.header is not None and not self.items:
+            out.append("    " * inner + "pass")
+        for it in self.items:
+            if isinstance(it, Blk):
+                out += it.lines(inner)
+            else:
+                out.append("    " * inner + it)
+        return out
+
+
+class Emitter:
+    """Code in nested blocks; a line goes to the block of its depth, before any loop still open there."""
+
+    def __init__(self):
+        self.root = Blk()
+        self.active: list[Blk] = [self.root]
+
+    def emit(self, item, depth: int) -> None:
+        b = self.active[depth]
+        if b.open is not None:
+            b.items.insert(next(i for i, x in enumerate(b.items) if x is b.open), item)
+        else:
+            b.items.append(item)
+
+    def open(self, header: str, depth: int):
+        nb = Blk(header)
+        self.emit(nb, depth)
+        b = self.active[depth]
+        saved = (b.open, self.active[depth + 1:])
+        b.open = nb
+        self.active = self.active[:depth + 1] + [nb]
+        return saved
+
+    def close(self, depth: int, saved) -> None:
+        b = self.active[depth]
+        b.open = saved[0]
+        self.active = self.active[:depth + 1] + list(saved[1])
+
+
+# ------------------------------------------------------------------ op programs
+
+
+class OpProgram:
+    def __init__(self, op: GraphOp):
+        od = op.OPDEF
+        shapes = [tensor_shape(o.type) for o in op.operands]
+        try:
+            inst, bound = optable.instantiate(od, shapes, op.attrs())
+        except optable.OpError as e:  # verified IR: cannot happen
+            raise CodegenError(f"{fmt_loc(op)}'{op.name}': {e}") from None
+        self.op = op
+        self.inst = inst
+        self.bound = bound
+        self.prog = parse(inst.text, inst.params)
+        self.inputs = {n: op.operands[p] for n, p in inst.inputs.items() if p < len(op.operands)}
+        self.results = {r: i for i, r in enumerate(inst.results)}
+
+
+# ------------------------------------------------------------------ one stage
+
+
+class StageGen:
+    def __init__(self, gen: "TritonGen", kernel: Kernel, stage: Stage):
+        self.gen = gen
+        self.kernel = kernel
+        self.stage = stage
+        self.em = Emitter()
+        self.n = 0
+        self.memo: dict = {}
+        self.progs: dict[int, OpProgram] = {}
+        self.aranges: dict[str, int] = {}
+        self.order: list[str] = []  # axis order (frames are ordered subsets of it)
+        self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
+        self.uses_dot = False
+
+    # ---- helpers
+    def fresh(self, p: str = "v") -> str:
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def new_axis(self, prefix: str, size: int) -> str:
+        name = self.fresh(prefix)
+        self.aranges[name] = size
+        self.order.append(name)
+        return name
+
+    def frame_of(self, axes) -> tuple:
+        axes = set(axes)
+        return tuple(a for a in self.order if a in axes)
+
+    def place(self, tv: TV, frame: tuple) -> str:
+        if tv.const is not None:
+            return lit(tv.const) if tv.kind == "f" else str(int(tv.const))
+        if tv.frame == frame or not tv.frame:
+            return tv.code
+        pos = [frame.index(a) for a in tv.frame]
+        assert pos == sorted(pos), (tv.frame, frame)
+        return tv.code + "[" + ", ".join(":" if a in tv.frame else "None" for a in frame) + "]"
+
+    def tmp(self, code: str, frame: tuple, depth: int, kind: str = "f") -> TV:
+        name = self.fresh()
+        self.em.emit(f"{name} = {code}", depth)
+        return TV(name, frame, depth, kind)
+
+    def render(self, x: Lin, frame: tuple) -> str:
+        parts = []
+        for a, c in x.terms:
+            s = self.render_atom(a, frame)
+            parts.append(s if c == 1 else f"{c} * {s}")
+        if x.const or not parts:
+            parts.append(str(x.const))
+        s = " + ".join(parts).replace("+ -", "- ")
+        return s if len(parts) == 1 else f"({s})"
+
+    def render_atom(self, a: Atom, frame: tuple) -> str:
+        if a.kind == "axis":
+            if frame == (a.key,):
+                return a.key
+            return a.key + "[" + ", ".join(":" if f == a.key else "None" for f in frame) + "]"
+        if a.kind == "sym":
+            return a.key
+        if a.kind == "div":
+            return f"({self.render(a.arg, frame)} // {a.c})"
+        if a.kind == "mod":
+            return f"({self.render(a.arg, frame)} % {a.c})"
+        return self.place(a.arg_tv, frame)  # type: ignore[attr-defined]
+
+    def val_atom(self, tv: TV) -> Lin:
+        a = Atom("val", tv.code, None, None, frozenset(tv.frame), tv.depth)
+        object.__setattr__(a, "arg_tv", tv)
+        return latom(a)
+
+    def sym(self, name: str, lo: int, hi: int, depth: int) -> Lin:
+        return latom(Atom("sym", name, lo, hi, frozenset(), depth))
+
+    def axis(self, name: str, hi: int) -> Lin:
+        return latom(Atom("axis", name, 0, hi, frozenset([name]), 0))
+
+    def conds(self, idx: Sequence[Lin], shape: Sequence[int]) -> list[tuple[Lin, str, int]]:
+        out = []
+        for x, d in zip(idx, shape):
+            lo, hi = lrange(x)
+            if lo is None or lo < 0:
+                out.append((x, ">=", 0))
+            if hi is None or hi >= d:
+                out.append((x, "<", d))
+        return out
+
+    def mask(self, cs: list[tuple[Lin, str, int]]) -> TV | None:
+        if not cs:
+            return None
+        axes = frozenset().union(*(laxes(x) for x, _, _ in cs))
+        frame = self.frame_of(axes)
+        depth = max(ldepth(x) for x, _, _ in cs)
+        key = ("mask", tuple((x.key(), o, c) for x, o, c in cs))
+        if key in self.memo:
+            return self.memo[key]
+        code = " & ".join(f"({self.render(x, frame)} {o} {c})" for x, o, c in cs)
+        tv = self.tmp(code, frame, depth, "b")
+        self.memo[key] = tv
+        return tv
+
+    def union(self, *tvs: TV) -> tuple:
+        axes = set()
+        for t in tvs:
+            axes |= set(t.frame)
+        return self.frame_of(axes)
+
+    def where(self, m: TV | None, a: TV, b: TV | float) -> TV:
+        if m is None:
+            return a
+        if not isinstance(b, TV):
+            b = TV("", (), 0, "f", float(b))
+        f = self.union(m, a, b)
+        return self.tmp(f"tl.where({self.place(m, f)}, {self.place(a, f)}, {self.place(b, f)})", f,
+                        max(m.depth, a.depth, b.depth), a.kind if a.kind == b.kind else "f")
+
+    # ---- values
+    def access(self, v: SSAValue, idx: tuple[Lin, ...], neutral: float) -> TV:
+        """v at idx; positions outside v read ``neutral``."""
+        shape = tensor_shape(v.type)
+        cs = self.conds(idx, shape)
+        key = ("acc", id(v), tuple(x.key() for x in idx), neutral if cs else None)
+        if key in self.memo:
+            return self.memo[key]
+        if isinstance(v.owner, Block) and v in self.stage.args:
+            tv = self.load_global(self.stage.args[v], idx, cs, neutral)
+        elif v in self.pop_of:
+            tv = self.load_queue(self.pop_of[v], idx, cs, neutral)
+        else:
+            tv = self.value_at(v, idx)
+            if cs:
+                tv = self.where(self.mask(cs), tv, neutral)
+        self.memo[key] = tv
+        return tv
+
+    def strides(self, shape: Sequence[int]) -> list[int]:
+        out, s = [], 1
+        for d in reversed(shape):
+            out.append(s)
+            s *= d
+        return out[::-1]
+
+    def _load(self, ptr: str, off: Lin, cs, neutral: float, dt: str, extra: str = "", min_depth: int = 0) -> TV:
+        m = self.mask(cs)
+        axes = laxes(off) | (frozenset(m.frame) if m else frozenset())
+        frame = self.frame_of(axes)
+        depth = max(ldepth(off), m.depth if m else 0, min_depth)
+        kind = "f" if is_float(dt) else ("b" if dt == "i1" else "i")
+        args = f"{ptr} + {self.render(off, frame)}"
+        if m is not None:
+            other = lit(neutral) if kind == "f" else ("0" if kind == "i" else "False")
+            args += f", mask={self.place(m, frame)}, other={other}"
+        code = f"tl.load({args}{extra})"
+        if kind == "f" and dt != "f32":
+            code += ".to(tl.float32)"
+        return self.tmp(code, frame, depth, kind)
+
+    def load_global(self, name: str, idx, cs, neutral) -> TV:
+        t = self.gen.plan.tensors[name]
+        off = ladd(*(lscale(x, s) for x, s in zip(idx, self.strides(t.shape))))
+        return self._load(name, off, cs, neutral, t.dtype)
+
+    def load_queue(self, q: Queue, idx, cs, neutral) -> TV:
+        tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]
+        off = [lmod(x, t) for x, t in zip(idx, q.tile)]
+        j = ladd(*(lscale(c, s) for c, s in zip(tc, self.strides(q.grid))))
+        slot = lmod(j, q.capacity)
+        flat = ladd(lscale(slot, q.tile_elems), *(lscale(o, s) for o, s in zip(off, self.strides(q.tile))))
+        # queue data is read only after the tile's waits: never hoist above the tile loop
+        return self._load(q.storage, flat, cs, neutral, q.dtype, ', cache_modifier=".cg"', min_depth=1)
+
+    def value_at(self, v: SSAValue, idx: tuple[Lin, ...]) -> TV:
+        key = ("val", id(v), tuple(x.key() for x in idx))
+        if key in self.memo:
+            return self.memo[key]
+        op = v.owner
+        if not isinstance(op, GraphOp):
+            raise CodegenError(f"{fmt_loc(op)}'{getattr(op, 'name', op)}' cannot be generated inside a stage")
+        name = op.name.split(".", 1)[1]
+        if name == "reshape":
+            src = op.operands[0]
+            lin = ladd(*(lscale(x, s) for x, s in zip(idx, self.strides(tensor_shape(v.type)))))
+            sshape = tensor_shape(src.type)
+            sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(self.strides(sshape), sshape))
+            tv = self.value_at(src, sidx) if not (isinstance(src.owner, Block) or src in self.pop_of) \
+                else self.access(src, sidx, 0.0)
+        elif name == "constant":
+            tv = self.constant(op, v, idx)
+        else:
+            opp = self.progs.get(id(op))
+            if opp is None:
+                opp = self.progs[id(op)] = OpProgram(op)
+            tv = self.tensor(opp, opp.inst.results[v.index], idx)
+            rdt = dtype_key(v.type.get_element_type())
+            if rdt.startswith("i") and tv.kind == "f" and rdt != "i1":
+                tv = self.tmp(f"{self.place(tv, tv.frame)}.to({TL[rdt]})", tv.frame, tv.depth, "i")
+            elif name == "cast" and rdt in ("bf16", "f16") and tv.const is None:
+                tv = self.tmp(f"{tv.code}.to({TL[rdt]}).to(tl.float32)", tv.frame, tv.depth, "f")
+        self.memo[key] = tv
+        return tv
+
+    def constant(self, op, v: SSAValue, idx) -> TV:
+        attr = op.attributes.get("value") or op.properties.get("value")
+        if not isinstance(attr, DenseIntOrFPElementsAttr):
+            raise CodegenError(f"{fmt_loc(op)}'graph.constant' without a dense value")
+        from kitsune.interpreter import constant_value
+
+        arr = constant_value(attr)
+        flat = arr.reshape(-1)
+        kind = "f" if arr.dtype.kind == "f" else ("b" if arr.dtype.kind == "b" else "i")
+        if flat.size == 0 or np.all(flat == flat[0]):
+            val = float(flat[0]) if flat.size else 0.0
+            return TV("", (), 0, kind, val)
+        name = self.gen.add_constant(arr, dtype_key(v.type.get_element_type()))
+        self.extra_tensors.add(name)
+        return self.load_global(name, idx, [], 0.0)
+
+    extra_tensors: set = set()
+
+    # ---- comprehension programs
+    def tensor(self, opp: OpProgram, T: str, idx: tuple[Lin, ...]) -> TV:
+        key = ("t", id(opp.op), T, tuple(x.key() for x in idx))
+        if key in self.memo:
+            return self.memo[key]
+        state: TV | None = None
+        for i, s in enumerate(opp.prog.stmts):
+            if s.lhs.tensor != T:
+                continue
+            ext = opp.bound.extents[i]
+            binding, cs, scatter = self.invert(opp, s, idx, ext)
+            neutral = NEUTRAL[s.op]
+            rhs_vars = [v for v in s.all_vars if v not in binding]
+            if s.op == "=":
+                if rhs_vars or scatter:
+                    raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': statement '{s.lhs} = ...' assigns "
+                                       f"through an index Kitsune cannot invert; no code generation for it")
+                val = self.expr(opp, s.rhs, binding, neutral)
+                m = self.mask(cs)
+                state = self.where(m, val, state if state is not None else 0.0) if m else val
+                continue
+            val = self.reduce(opp, s, binding, rhs_vars, ext, scatter, idx)
+            if state is None:
+                m = self.mask(cs)
+                state = self.where(m, val, neutral) if m else val
+            else:
+                comb = self.combine(s.op, state, val)
+                m = self.mask(cs)
+                state = self.where(m, comb, state) if m else comb
+        if state is None:
+            raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': nothing defines '{T}'")
+        self.memo[key] = state
+        return state
+
+    def combine(self, op: str, a: TV, b: TV) -> TV:
+        f = self.union(a, b)
+        x, y = self.place(a, f), self.place(b, f)
+        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y})",
+                "min=": f"tl.minimum({x}, {y})"}[op]
+        return self.tmp(code, f, max(a.depth, b.depth))
+
+    def invert(self, opp: OpProgram, s, idx, ext):
+        binding: dict[str, Lin] = {}
+        cs: list = []
+        scatter: list[tuple[int, Indirect]] = []
+        for d, ix in enumerate(s.lhs.indices):
+            x = idx[d]
+            if isinstance(ix, Indirect):
+                scatter.append((d, ix))
+                continue
+            if not ix.terms:
+                lo, hi = lrange(x)
+                if not (lo == hi == ix.const):
+                    cs += [(x, ">=", ix.const), (x, "<", ix.const + 1)]
+                continue
+            if len(ix.terms) > 1 and self._mixed_radix(ix, ext):
+                # h*G + g with g < G: a mixed-radix number; its digits are the variables
+                y = ladd(x, lconst(-ix.const))
+                terms = sorted(ix.terms, key=lambda t: t[1])
+                for n_, (v, c) in enumerate(terms):
+                    dv = lfloordiv(y, c)
+                    if n_ < len(terms) - 1:
+                        dv = lmod(dv, ext[v])
+                    if v in binding:
+                        diff = ladd(dv, lscale(binding[v], -1))
+                        cs += [(diff, ">=", 0), (diff, "<", 1)]
+                        continue
+                    binding[v] = dv
+                    lo, hi = lrange(dv)
+                    if lo is None or lo < 0:
+                        cs.append((dv, ">=", 0))
+                    if hi is None or hi >= ext[v]:
+                        cs.append((dv, "<", ext[v]))
+                continue
+            if len(ix.terms) > 1:
+                raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': the left side '{s.lhs}' has an index with "
+                                   f"several variables; no code generation for it")
+            (v, a), = ix.terms
+            y = ladd(x, lconst(-ix.const))
+            if a != 1:
+                if a < 0:
+                    raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': negative stride on the left side")
+                m = lmod(y, a)
+                if m.terms or m.const:
+                    cs += [(m, ">=", 0), (m, "<", 1)]
+                y = lfloordiv(y, a)
+            if v in binding:
+                diff = ladd(y, lscale(binding[v], -1))
+                cs += [(diff, ">=", 0), (diff, "<", 1)]
+                continue
+            binding[v] = y
+            n = ext[v]
+            lo, hi = lrange(y)
+            if lo is None or lo < 0:
+                cs.append((y, ">=", 0))
+            if hi is None or hi >= n:
+                cs.append((y, "<", n))
+        return binding, cs, scatter
+
+    @staticmethod
+    def _mixed_radix(ix: Affine, ext) -> bool:
+        terms = sorted(ix.terms, key=lambda t: t[1])
+        if terms[0][1] != 1:
+            return False
+        for (v, c), (_, c2) in zip(terms, terms[1:]):
+            if c * ext[v] != c2:
+                return False
+        return all(c > 0 for _, c in terms)
+
+    def index_lins(self, opp, acc: Access, binding, neutral) -> tuple[Lin, ...]:
+        out = []
+        for ix in acc.indices:
+            if isinstance(ix, Indirect):
+                tv = self.read(opp, ix.access, binding, 0.0)
+                if tv.kind == "f":
+                    tv = self.tmp(f"{self.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
+                out.append(self.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
+            else:
+                out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))
+        return tuple(out)
+
+    def read(self, opp: OpProgram, acc: Access, binding, neutral: float) -> TV:
+        idx = self.index_lins(opp, acc, binding, neutral)
+        if acc.tensor in opp.inputs:
+            return self.access(opp.inputs[acc.tensor], idx, neutral)
+        shape = opp.bound.shapes[acc.tensor]
+        tv = self.tensor(opp, acc.tensor, idx)
+        cs = self.conds(idx, shape)
+        return self.where(self.mask(cs), tv, neutral) if cs else tv
+
+    def expr(self, opp, e, binding, neutral) -> TV:
+        match e:
+            case Access():
+                return self.read(opp, e, binding, neutral)
+            case Num(value=v):
+                return TV("", (), 0, "f", float(v))
+            case Neg(arg=a):
+                x = self.expr(opp, a, binding, neutral)
+                if x.const is not None:
+                    return TV("", (), 0, x.kind, -x.const)
+                return self.tmp(f"-{self.place(x, x.frame)}", x.frame, x.depth, x.kind)
+            case BinOp(op=op, lhs=l, rhs=r):
+                a, b = self.expr(opp, l, binding, neutral), self.expr(opp, r, binding, neutral)
+                return self.binop(op, a, b)
+            case Call(fn=fn, args=args):
+                vals = [self.expr(opp, x, binding, neutral) for x in args]
+                return self.call(fn, vals)
+        raise CodegenError(f"cannot generate {e}")
+
+    def binop(self, op: str, a: TV, b: TV) -> TV:
+        if a.const is not None and b.const is not None and op in "+-*/":
+            try:
+                v = {"+": a.const + b.const, "-": a.const - b.const, "*": a.const * b.const,
+                     "/": a.const / b.const}[op]
+                return TV("", (), 0, "f", v)
+            except ZeroDivisionError:
+                pass
+        if op == "**":
+            if b.const is not None and float(b.const).is_integer() and 0 <= b.const <= 4:
+                n = int(b.const)
+                if n == 0:
+                    return TV("", (), 0, "f", 1.0)
+                x = self.place(a, a.frame)
+                return self.tmp(" * ".join([x] * n), a.frame, a.depth)
+            if b.const == 0.5:
+                return self.call("sqrt", [a])
+            f = self.union(a, b)
+            return self.tmp(f"tl.exp(tl.log({self.place(a, f)}) * {self.place(b, f)})", f, max(a.depth, b.depth))
+        if op == "*" and (a.const == 1.0 or b.const == 1.0):
+            return b if a.const == 1.0 else a
+        if op in "+-" and b.const == 0.0 and len(op) == 1:
+            return a
+        f = self.union(a, b)
+        x, y = self.place(a, f), self.place(b, f)
+        kind = "b" if op in ("==", "!=", "<", "<=", ">", ">=") else ("i" if a.kind == b.kind == "i" and op != "/" else "f")
+        if op == "/" and a.kind == "i":
+            x = f"{x}.to(tl.float32)"
+        return self.tmp(f"{x} {op} {y}", f, max(a.depth, b.depth), kind)
+
+    def call(self, fn: str, vals: list[TV]) -> TV:
+        f = self.union(*vals)
+        depth = max(v.depth for v in vals)
+        xs = [self.place(v, f) for v in vals]
+        if fn in ("exp", "log", "sqrt", "rsqrt", "erf", "sigmoid", "tanh"):
+            x = xs[0] if vals[0].kind == "f" else f"{xs[0]}.to(tl.float32)"
+            code = {"exp": f"tl.exp({x})", "log": f"tl.log({x})", "sqrt": f"tl.sqrt({x})",
+                    "rsqrt": f"tl.rsqrt({x})", "erf": f"tl.erf({x})", "sigmoid": f"tl.sigmoid({x})",
+                    "tanh": f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)"}[fn]
+            if vals[0].const is not None:
+                c = float(vals[0].const)
+                import math as _m
+                fold = {"exp": _m.exp, "log": _m.log, "sqrt": _m.sqrt, "rsqrt": lambda z: 1 / _m.sqrt(z),
+                        "erf": _m.erf, "sigmoid": lambda z: 1 / (1 + _m.exp(-z)), "tanh": _m.tanh}
+                try:
+                    return TV("", (), 0, "f", fold[fn](c))
+                except (ValueError, ZeroDivisionError, OverflowError):
+                    pass
+            return self.tmp(code, f, depth)
+        if fn == "abs":
+            return self.tmp(f"tl.abs({xs[0]})", f, depth, vals[0].kind)
+        if fn in ("max", "min"):
+            if all(v.const is not None for v in vals):
+                return TV("", (), 0, "f", (max if fn == "max" else min)(vals[0].const, vals[1].const))
+            kind = vals[0].kind if vals[0].kind == vals[1].kind else "f"
+            return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]})", f, depth, kind)
+        if fn == "select":
+            c = xs[0] if vals[0].kind == "b" else f"({xs[0]} != 0)"
+            kind = vals[1].kind if vals[1].kind == vals[2].kind else "f"
+            return self.tmp(f"tl.where({c}, {xs[1]}, {xs[2]})", f, depth, kind)
+        raise CodegenError(f"no Triton code for the function {fn}")
+
+    # ---- reductions
+    def _factors(self, e):
+        match e:
+            case BinOp(op="*", lhs=l, rhs=r):
+                fl, fr = self._factors(l), self._factors(r)
+                return None if fl is None or fr is None else fl + fr
+            case Access() | Num():
+                return [e]
+        return None
+
+    def _dtype_of_access(self, opp, acc: Access) -> str:
+        if acc.tensor in opp.inputs:
+            return dtype_key(opp.inputs[acc.tensor].type.get_element_type())
+        return "f32"
+
+    def reduce(self, opp, s, binding, rvars, ext, scatter, idx) -> TV:
+        neutral = NEUTRAL[s.op]
+        # the vars the body uses besides the reduction vars decide its tile axes
+        used: set[str] = set(v for v in s.all_vars if v not in rvars)
+        for _, ix in scatter:
+            for v in ix.vars:
+                if v not in binding and v not in rvars:
+                    rvars.append(v)
+        lins = [binding[v] for v in used if v in binding] + [idx[d] for d, _ in scatter]
+        baxes = frozenset().union(*(laxes(x) for x in lins)) if lins else frozenset()
+        bframe = self.frame_of(baxes)
+        # reductions run inside the tile loop (depth >= 1): their bodies may read popped tiles
+        depth = max([ldepth(x) for x in lins] + [1])
+        E = math.prod(ext[v] for v in rvars) if rvars else 1
+        dot = self._dot_plan(opp, s, binding, rvars, scatter, idx, bframe)
+        if dot is not None:
+            return self._dot(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, *dot)
+        S = math.prod(self.aranges[a] for a in bframe) if bframe else 1
+        P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
+        acc = self.fresh("acc")
+        shape = "[" + ", ".join(str(self.aranges[a]) for a in bframe) + "]"
+        self.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
+        r = self.new_axis("r", P)
+        loop = E > P
+        inner = depth
+        saved = None
+        if loop:
+            k = self.fresh("k")
+            saved = self.em.open(f"for {k} in range(0, {E}, {P}):", depth)
+            inner = depth + 1
+            rl = ladd(self.sym(k, 0, -(-E // P) * P - P, inner), self.axis(r, P - 1))
+        else:
+            rl = self.axis(r, P - 1)
+        b2 = dict(binding)
+        b2.update(self._decompose(rl, rvars, ext))
+        cs = []
+        if -(-E // P) * P != E:
+            cs.append((rl, "<", E))
+        for d, ix in scatter:
+            tv = self.read(opp, ix.access, b2, 0.0)
+            eq = self.binop("==", tv, self._lin_tv(idx[d]))
+            cs_tv = eq
+            cs.append(cs_tv)
+        body = self.expr(opp, s.rhs, b2, neutral)
+        m = self._mask_mixed(cs)
+        if m is not None:
+            body = self.where(m, body, neutral)
+        f2 = bframe + (r,)
+        x = self.place(body, f2)
+        if r not in body.frame:
+            shp = ", ".join(str(self.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
+            x = f"tl.broadcast_to({x}, [{shp}])"
+        ax = len(bframe)
+        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.max({x}, axis={ax})",
+               "min=": f"tl.min({x}, axis={ax})", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
+        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red})", "min=": f"tl.minimum({acc}, {red})",
+               "*=": f"{acc} * {red}"}[s.op]
+        self.em.emit(f"{acc} = {upd}", inner)
+        if loop:
+            self.em.close(depth, saved)
+        return TV(acc, bframe, depth, "f")
+
+    def _reads_queue(self, opp, s) -> bool:
+        return any(a.tensor in opp.inputs and opp.inputs[a.tensor] in self.pop_of for a in s.accesses())
+
+    def _lin_tv(self, x: Lin) -> TV:
+        if not x.terms:
+            return TV("", (), 0, "i", x.const)
+        f = self.frame_of(laxes(x))
+        return self.tmp(self.render(x, f), f, ldepth(x), "i")
+
+    def _mask_mixed(self, cs) -> TV | None:
+        lins = [c for c in cs if isinstance(c, tuple)]
+        tvs = [c for c in cs if isinstance(c, TV)]
+        m = self.mask(lins) if lins else None
+        for t in tvs:
+            if m is None:
+                m = t
+            else:
+                f = self.union(m, t)
+                m = self.tmp(f"{self.place(m, f)} & {self.place(t, f)}", f, max(m.depth, t.depth), "b")
+        return m
+
+    def _decompose(self, rl: Lin, rvars, ext) -> dict[str, Lin]:
+        out = {}
+        stride = 1
+        for v in reversed(rvars):
+            out[v] = lmod(lfloordiv(rl, stride), ext[v]) if len(rvars) > 1 else rl
+            stride *= ext[v]
+        return out
+
+    def _dot_plan(self, opp, s, binding, rvars, scatter, idx, bframe):
+        if s.op != "+=" or len(bframe) != 2 or not rvars:
+            return None
+        if any(self.aranges[a] < 16 for a in bframe):
+            return None
+        facs = self._factors(s.rhs)
+        if facs is None:
+            return None
+        accs = [f for f in facs if isinstance(f, Access)]
+        items: list = [("acc", a) for a in accs] + [("eq", sc) for sc in scatter]
+        if len(items) != 2:
+            return None
+        rset = set(rvars)
+
+        def axes_of(item) -> frozenset:
+            kind, x = item
+            if kind == "acc":
+                vs = [v for v in x.vars if v not in rset]
+                return frozenset().union(*(laxes(binding[v]) for v in vs)) if vs else frozenset()
+            d, ix = x
+            vs = [v for v in ix.vars if v not in rset]
+            ax = laxes(idx[d])
+            for v in vs:
+                ax |= laxes(binding[v])
+            return ax
+
+        def has_r(item) -> bool:
+            kind, x = item
+            return bool(set(x.vars if kind == "acc" else x[1].vars) & rset)
+
+        a0, a1 = axes_of(items[0]), axes_of(items[1])
+        if not (has_r(items[0]) and has_r(items[1])):
+            return None
+        m, n = bframe
+        if a0 == {m} and a1 == {n}:
+            return items[0], items[1], [f for f in facs if isinstance(f, Num)]
+        if a0 == {n} and a1 == {m}:
+            return items[1], items[0], [f for f in facs if isinstance(f, Num)]
+        return None
+
+    def _dot(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, A, B, nums) -> TV:
+        self.uses_dot = True
+        m, n = bframe
+        dts = [self._dtype_of_access(opp, x) for k, x in (A, B) if k == "acc"]
+        low = [d for d in dts if d in ("bf16", "f16")]
+        cast = low[0] if low and len(low) == len(dts) else None
+        BK = min(64 if cast else 32, max(16, pow2(E)))
+        acc = self.fresh("acc")
+        self.em.emit(f"{acc} = tl.zeros([{self.aranges[m]}, {self.aranges[n]}], tl.float32)", depth)
+        r = self.new_axis("r", BK)
+        loop = E > BK
+        inner = depth
+        saved = None
+        if loop:
+            k = self.fresh("k")
+            saved = self.em.open(f"for {k} in range(0, {E}, {BK}):", depth)
+            inner = depth + 1
+            rl = ladd(self.sym(k, 0, -(-E // BK) * BK - BK, inner), self.axis(r, BK - 1))
+        else:
+            rl = self.axis(r, BK - 1)
+        b2 = dict(binding)
+        b2.update(self._decompose(rl, rvars, ext))
+        need_mask = -(-E // BK) * BK != E
+
+        def operand(item, frame) -> str:
+            kind, x = item
+            if kind == "acc":
+                tv = self.read(opp, x, b2, 0.0)
+            else:
+                d, ix = x
+                iv = self.read(opp, ix.access, b2, 0.0)
+                tv = self.binop("==", iv, self._lin_tv(idx[d]))
+            code = self.place(tv, frame) if set(tv.frame) <= set(frame) and self._ordered(tv.frame, frame) else None
+            if code is None:
+                raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': dot operand layout")
+            if tv.const is not None or len(tv.frame) < 2:
+                shp = ", ".join(str(self.aranges[a]) for a in frame)
+                code = f"tl.broadcast_to({code}, [{shp}])"
+            return code, tv
+
+        ca, ta = operand(A, (m, r))
+        cb, tb = operand(B, (n, r))
+        cb = f"tl.trans({cb})"
+        dt = TL[cast] if cast else "tl.float32"
+        if need_mask:
+            mk = self.mask([(rl, "<", E)])
+            ca = f"tl.where({self.place(mk, (m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
+        ca = f"({ca}).to({dt})"
+        cb = f"({cb}).to({dt})"
+        prec = "" if cast else ', input_precision="ieee"' if not self.gen.tf32 else ""
+        self.em.emit(f"{acc} += tl.dot({ca}, {cb}{prec})", inner)
+        if loop:
+            self.em.close(depth, saved)
+        out = TV(acc, (m, n), depth, "f")
+        scale = 1.0
+        for f in nums:
+            scale *= f.value
+        if scale != 1.0:
+            out = self.tmp(f"{acc} * {lit(scale)}", (m, n), depth)
+        return out
+
+    def _ordered(self, sub, frame) -> bool:
+        pos = [frame.index(a) for a in sub]
+        return pos == sorted(pos)
+
+    # ---- the stage function
+    def generate(self) -> list[str]:
+        st = self.stage
+        T = st.tile
+        G = st.grid
+        D = st.shape
+        self.extra_tensors = set()
+        # output axes (tile dims larger than 1), lanes clamped into the tile
+        self.out_axes: dict[int, str] = {}
+        for d, t in enumerate(T):
+            if t > 1:
+                self.out_axes[d] = self.new_axis("o", pow2(t))
+        ntiles = st.ntiles
+        nprog = st.programs
+        iters = -(-ntiles // nprog)
+        body_saved = self.em.open(f"for it in range(0, {iters}):", 0)
+        self.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+        if ntiles % nprog:
+            self.em.open(f"if t < {ntiles}:", 1)
+            self.em.active = self.em.active[:1] + [self.em.active[2]]  # depth 1 = inside the if
+        gstr = self.strides(G)
+        idx: list[Lin] = []
+        for d, (t, g) in enumerate(zip(T, G)):
+            if g > 1:
+                c = f"c{d}"
+                e = "t" if len(G) == 1 or gstr[d] * g == ntiles and gstr[d] == 1 else None
+                code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
+                if gstr[d] * g != ntiles:
+                    code = f"({code}) % {g}"
+                del e
+                self.em.emit(f"{c} = {code}", 1)
+                cl = lscale(self.sym(c, 0, g - 1, 1), t)
+            else:
+                cl = lconst(0)
+            if t > 1:
+                idx.append(ladd(cl, self.axis(self.out_axes[d], t - 1)))
+            else:
+                idx.append(cl)
+        self.out_idx = tuple(idx)
+        # waits for popped tiles
+        for p, q in st.pops:
+            self.em.emit(self._pop_call("_pop_wait", q), 1)
+        # values to store / push
+        results = []
+        for v, buf, whole in st.stores:
+            if whole:
+                results.append(("whole", v, buf))
+            else:
+                results.append(("store", v, buf))
+        for v, q in st.pushes:
+            results.append(("push", v, q))
+        evaluated = []
+        for kind, v, target in results:
+            if kind == "whole":
+                shape = tensor_shape(v.type)
+                widx = []
+                for d, n in enumerate(shape):
+                    if n > 1:
+                        a = self.new_axis("w", pow2(n))
+                        widx.append(self.axis(a, pow2(n) - 1))
+                    else:
+                        widx.append(lconst(0))
+                tv = self.value_at(v, tuple(widx)) if not self._is_direct(v) else self.access(v, tuple(widx), 0.0)
+                evaluated.append((kind, v, target, tv, tuple(widx)))
+            else:
+                tv = self.value_at(v, self.out_idx) if not self._is_direct(v) else self.access(v, self.out_idx, 0.0)
+                evaluated.append((kind, v, target, tv, self.out_idx))
+        for kind, v, target, tv, ix in evaluated:
+            if kind == "push":
+                self._push(target, tv)
+            else:
+                self._store(target, tv, ix, whole=(kind == "whole"))
+        for p, q in st.pops:
+            self.em.emit(self._pop_call("_pop_free", q), 1)
+        if ntiles % nprog:
+            pass
+        self.em.close(0, body_saved)
+        return self._function_text()
+
+    def _is_direct(self, v: SSAValue) -> bool:
+        return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
+
+    def _lane_mask_terms(self, frame_axes: dict[int, str], T, ix, shape) -> list[str]:
+        return []
+
+    def _store_mask(self, ix: tuple[Lin, ...], shape, whole: bool) -> tuple[TV | None, list]:
+        cs = self.conds(ix, shape)
+        return self.mask(cs), cs
+
+    def _lane(self, frame: tuple) -> str | None:
+        parts = []
+        for d, a in self.out_axes.items():
+            t = self.stage.tile[d]
+            if pow2(t) != t and a in frame:
+                parts.append(f"({self._raw(a, frame)} < {t})")
+        return " & ".join(parts) if parts else None
+
+    def _raw(self, a: str, frame: tuple) -> str:
+        if frame == (a,):
+            return f"{a}_raw"
+        return f"{a}_raw[" + ", ".join(":" if f == a else "None" for f in frame) + "]"
+
+    def _store(self, buf: str, tv: TV, ix, whole: bool) -> None:
+        t = self.gen.plan.tensors[buf]
+        off = ladd(*(lscale(x, s) for x, s in zip(ix, self.strides(t.shape))))
+        m, _ = self._store_mask(ix, t.shape, whole)
+        frame = self.frame_of(laxes(off) | set(tv.frame) | (set(m.frame) if m else set()))
+        parts = []
+        if m is not None:
+            parts.append(self.place(m, frame))
+        lane = None if whole else self._lane(frame)
+        if lane:
+            parts.append(lane)
+        if whole:
+            parts.append("(t == 0)")
+        val = self.place(tv, frame)
+        if not frame or set(tv.frame) != set(frame):
+            shp = ", ".join(str(self.aranges[a]) for a in frame)
+            val = f"tl.broadcast_to({val}, [{shp}])" if frame else val
+        mask = f", mask={' & '.join(parts)}" if parts else ""
+        self.em.emit(f"tl.store({buf} + {self.render(off, frame)}, ({val}).to({TL[t.dtype]}){mask})", 1)
+
+    def _push(self, q: Queue, tv: TV) -> None:
+        T = self.stage.tile
+        tstr = self.strides(q.tile)
+        offs = []
+        for d, t in enumerate(T):
+            if t > 1:
+                offs.append(lscale(self.axis(self.out_axes[d], t - 1), tstr[d]))
+        slot_base = f"(t % {q.capacity}) * {q.tile_elems}" if q.capacity < q.ntiles else f"t * {q.tile_elems}"
+        off = ladd(*offs) if offs else lconst(0)
+        cs = self.conds(self.out_idx, q.shape)
+        m = self.mask(cs)
+        frame = self.frame_of(laxes(off) | set(tv.frame) | (set(m.frame) if m else set()))
+        parts = [self.place(m, frame)] if m is not None else []
+        lane = self._lane(frame)
+        if lane:
+            parts.append(lane)
+        val = self.place(tv, frame)
+        if set(tv.frame) != set(frame) and frame:
+            shp = ", ".join(str(self.aranges[a]) for a in frame)
+            val = f"tl.broadcast_to({val}, [{shp}])"
+        mask = f", mask={' & '.join(parts)}" if parts else ""
+        self.em.emit(f"_push_wait(ctr, {q.counter_base}, t, {q.capacity}, {q.ntiles}, {q.readers}, epoch, err, "
+                     f"{q.qid}, WATCHDOG)", 1)
+        self.em.emit(f"tl.store({q.storage} + {slot_base} + {self.render(off, frame)}, "
+                     f"({val}).to({TL[q.dtype]}){mask})", 1)
+        self.em.emit(f"_push_done(ctr, {q.counter_base}, t, {q.capacity})", 1)
+
+    def _pop_call(self, fn: str, q: Queue) -> str:
+        # the producer tiles this consumer tile reads: its own (tile), its row band (rows), all (all)
+        if q.relation == "tile":
+            j0, n = "t", 1
+        elif q.relation == "rows":
+            cg = self.stage.grid
+            lead = cg[:-1]
+            j0 = "0"
+            if lead and math.prod(lead) > 1:
+                j0 = f"(t // {cg[-1]}) * {q.grid[-1]}"
+            n = q.grid[-1]
+        else:
+            j0, n = "0", q.ntiles
+        if fn == "_pop_wait":
+            return (f"_pop_wait(ctr, {q.counter_base}, {j0}, {n}, {q.capacity}, {q.ntiles}, epoch, err, {q.qid}, "
+                    f"WATCHDOG)  # queue \"{q.name}\" ({q.relation}) from stage \"{q.producer}\"")
+        return f"_pop_free(ctr, {q.counter_base}, {j0}, {n}, {q.capacity})  # queue \"{q.name}\""
+
+    def _function_text(self) -> list[str]:
+        st = self.stage
+        params = self.gen.kernel_params(self.kernel)
+        lines = ["@triton.jit", f"def {self.fn_name()}(pid, {', '.join(params)}, ctr, err, epoch, "
+                                f"WATCHDOG: tl.constexpr):"]
+        kinds = ", ".join(f"{k}" for k in (st.op.attributes.get("kind").data if st.op.attributes.get("kind") else "",))
+        lines.append(f"    # stage \"{st.name}\" ({kinds}): programs [{st.lo}, {st.hi}), tile {list(st.tile)} of "
+                     f"{list(st.shape)}, {st.ntiles} tiles")
+        for a, size in self.aranges.items():
+            lines.append(f"    {a}_raw = tl.arange(0, {size})")
+            if a.startswith("o"):
+                d = next(d for d, x in self.out_axes.items() if x == a)
+                t = st.tile[d]
+                if pow2(t) != t:
+                    lines.append(f"    {a} = tl.minimum({a}_raw, {t - 1})")
+                    continue
+            lines.append(f"    {a} = {a}_raw")
+        lines += self.em.root.lines(1)
+        return lines
+
+    def fn_name(self) -> str:
+        return ident(f"{self.kernel.name}_{self.stage.name}")
+
+
+# ------------------------------------------------------------------ the module
+
+
+RUNTIME = '''
+class QueueTimeout(RuntimeError):
+    """A spin-wait gave up (debug watchdog): the named queue never delivered."""
+
+
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+
+
+@triton.jit
+def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
+    v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+    n = 0
+    while v < target:
+        n += 1
+        if WATCHDOG > 0 and n > WATCHDOG:
+            tl.atomic_max(err, code + 1)
+            v = target
+        else:
+            v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+
+
+@triton.jit
+def _pop_wait(ctr, base, j0, n: tl.constexpr, cap: tl.constexpr, nt: tl.constexpr, epoch, err, code,
+              WATCHDOG: tl.constexpr):
+    # wait until tiles j0 .. j0+n-1 are in their slots (acquire), then let the whole CTA read them
+    for x in range(0, n):
+        j = j0 + x
+        s = j % cap
+        uses = (nt - s + cap - 1) // cap
+        _acquire(ctr + base + s, epoch * uses + j // cap + 1, err, code, WATCHDOG)
+    tl.debug_barrier()
+
+
+@triton.jit
+def _pop_free(ctr, base, j0, n: tl.constexpr, cap: tl.constexpr):
+    # every thread is done reading the tiles: give their slots back (release)
+    tl.debug_barrier()
+    for x in range(0, n):
+        s = (j0 + x) % cap
+        tl.atomic_add(ctr + base + cap + s, 1, sem="release", scope="gpu")
+
+
+@triton.jit
+def _push_wait(ctr, base, j, cap: tl.constexpr, nt: tl.constexpr, readers: tl.constexpr, epoch, err, code,
+               WATCHDOG: tl.constexpr):
+    # wait until every reader freed the slot's previous tile
+    s = j % cap
+    uses = (nt - s + cap - 1) // cap
+    _acquire(ctr + base + cap + s, (epoch * uses + j // cap) * readers, err, code, WATCHDOG)
+    tl.debug_barrier()
+
+
+@triton.jit
+def _push_done(ctr, base, j, cap: tl.constexpr):
+    # all stores of the tile are done (barrier), then publish it (release)
+    tl.debug_barrier()
+    tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
+'''
+
+HOST = '''
+
+def _constant(spec):
+    shape, dtype, data = spec
+    arr = np.load(io.BytesIO(base64.b64decode(data)))
+    return torch.from_numpy(arr).reshape(shape).to(dtype)
+
+
+def allocate(device):
+    """Buffers, queue storage, counters, the epoch and the error flag: allocated once, reused by every launch."""
+    device = torch.device(device)
+    bufs = {}
+    for name, (shape, dt, role) in TENSORS.items():
+        if role == "buffer":
+            bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
+        elif role == "constant":
+            bufs[name] = _constant((shape, DTYPES[dt], CONSTANTS[name])).to(device)
+    for name, (elems, dt) in QUEUE_STORAGE.items():
+        bufs[name] = torch.empty(max(elems, 1), dtype=DTYPES[dt], device=device)
+    return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
+            "epoch": torch.zeros(1, dtype=torch.int32, device=device),
+            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device}
+
+
+def launch(state, tensors, watchdog=0):
+    """Launch every kernel in order on the current stream; returns the outputs (internal buffers)."""
+    env = dict(state["buffers"])
+    env.update(tensors)
+    ctr, err, ep = state["counters"], state["err"], state["epoch"]
+    for k in KERNELS:
+        k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
+                              num_warps=k["num_warps"])
+    ep.add_(1)
+    return [env[o] for o in OUTPUTS]
+
+
+def check(state):
+    """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
+    code = int(state["err"].item())
+    if code:
+        name, kernel, cap, ntiles = QUEUES[code - 1]
+        raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
+                           f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
+                           f"or the grid is larger than the CTAs that can be resident at once)")
+'''
+
+
+class TritonGen:
+    def __init__(self, plan: Plan, tf32: bool = False):
+        self.plan = plan
+        self.tf32 = tf32
+        self.constants: dict[str, tuple[np.ndarray, str]] = {}
+        self.kernel_extra: dict[str, list[str]] = {}
+
+    def add_constant(self, arr: np.ndarray, dt: str) -> str:
+        for n, (a, d) in self.constants.items():
+            if d == dt and a.shape == arr.shape and np.array_equal(a, arr):
+                return n
+        n = f"const{len(self.constants)}"
+        self.constants[n] = (arr, dt)
+        self.plan.tensors[n] = Tensor(n, tuple(arr.shape), dt, "constant", n, arr)
+        return n
+
+    def kernel_params(self, k: Kernel) -> list[str]:
+        qs = [q.storage for q in k.queues]
+        return list(k.tensors) + self.kernel_extra.get(k.name, []) + qs
+
+    def generate(self) -> str:
+        out: list[str] = []
+        kern_texts = []
+        for k in self.plan.kernels:
+            stage_fns = []
+            extra: set[str] = set()
+            for st in k.stages:
+                g = StageGen(self, k, st)
+                g.extra_tensors = set()
+                lines = g.generate()
+                extra |= g.extra_tensors
+                stage_fns.append((st, g.fn_name(), lines))
+            self.kernel_extra[k.name] = sorted(extra)
+            # the stage functions' parameter lists must include the extra constants: regenerate headers
+            params = self.kernel_params(k)
+            texts = []
+            for st, fn, lines in stage_fns:
+                lines[1] = (f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG: tl.constexpr):")
+                texts.append("\n".join(lines))
+            kern_texts.append((k, params, stage_fns, texts))
+        out.append(self._header())
+        out.append(RUNTIME)
+        for k, params, stage_fns, texts in kern_texts:
+            out.append(f"\n# {'=' * 70}\n# kernel \"{k.name}\": grid {k.grid}, {k.warps} warps, "
+                       f"{len(k.stages)} stage(s), {len(k.queues)} queue(s)")
+            for q in k.queues:
+                out.append(f"#   queue \"{q.name}\" (id {q.qid}): \"{q.producer}\" -> \"{q.consumer}\", tile "
+                           f"{list(q.tile)} x {q.ntiles}, {q.capacity} slots, relation {q.relation}, "
+                           f"{q.readers} reader(s) per tile, counters at {q.counter_base}")
+            out.append("")
+            for t in texts:
+                out.append("\n" + t + "\n")
+            out.append(self._kernel_fn(k, params, stage_fns))
+        out.append(self._tables(kern_texts))
+        out.append(HOST)
+        return "\n".join(out)
+
+    def _header(self) -> str:
+        p = self.plan
+        return (f'"""Generated by Kitsune (kitsune-opt -t triton): {len(p.kernels)} kernel(s), {len(p.queues)} '
+                f'queue(s).\n\nInterface: allocate(device) -> state; launch(state, {{name: tensor}}, watchdog=0) -> '
+                f'outputs;\ncheck(state) raises QueueTimeout when a debug watchdog fired.\n"""\n'
+                "import base64\nimport io\n\nimport numpy as np\nimport torch\nimport triton\n"
+                "import triton.language as tl\n")
+
+    def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
+        lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
+                                f"WATCHDOG: tl.constexpr):",
+                 "    pid = tl.program_id(0)", "    epoch = tl.load(epoch_ptr)"]
+        for i, (st, fn, _) in enumerate(stage_fns):
+            kw = "if" if i == 0 else "elif"
+            cond = f"pid < {st.hi}" if i < len(stage_fns) - 1 else f"pid < {st.hi}"
+            lines.append(f"    {kw} {cond}:")
+            lines.append(f"        {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+        return "\n".join(lines) + "\n"
+
+    def _tables(self, kern_texts) -> str:
+        p = self.plan
+        lines = ["", "DTYPES = {" + ", ".join(f'"{k}": {v}' for k, v in TORCH.items()) + "}"]
+        lines.append("TENSORS = {")
+        for n, t in p.tensors.items():
+            lines.append(f"    {n!r}: ({tuple(t.shape)!r}, {t.dtype!r}, {t.role!r}),")
+        lines.append("}")
+        lines.append("LABELS = {" + ", ".join(f"{n!r}: {(t.label or n)!r}" for n, t in p.tensors.items()) + "}")
+        lines.append(f"ARGS = {p.args!r}")
+        lines.append(f"OUTPUTS = {p.outputs!r}")
+        lines.append("QUEUES = [" + ", ".join(f"({q.name!r}, {q.kernel!r}, {q.capacity}, {q.ntiles})"
+                                             for q in p.queues) + "]")
+        lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
+                                                    for q in p.queues) + "}")
+        lines.append(f"N_COUNTERS = {p.counters}")
+        lines.append("CONSTANTS = {")
+        for n, (arr, dt) in self.constants.items():
+            b = io.BytesIO()
+            np.save(b, np.ascontiguousarray(arr))
+            lines.append(f"    {n!r}: {base64.b64encode(b.getvalue()).decode()!r},")
+        lines.append("}")
+        lines.append("KERNELS = [")
+        for k, params, _, _ in kern_texts:
+            sig = {}
+            for n in params:
+                if n in p.tensors:
+                    sig[n] = SIG[p.tensors[n].dtype]
+                else:
+                    q = next(q for q in p.queues if q.storage == n)
+                    sig[n] = SIG[q.dtype]
+            sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "WATCHDOG": "constexpr"})
+            tensors = [n for n in params]
+            lines.append(f"    {{\"name\": {k.name!r}, \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
+                         f"\"num_warps\": {k.warps}, \"tensors\": {tensors!r}, \"signature\": {sig!r}, "
+                         f"\"constexprs\": {{\"WATCHDOG\": 0}}}},")
+        lines.append("]")
+        return "\n".join(lines) + "\n"
+
+
+def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False) -> str:
+    """The Triton module for @main's gpu_queue.program (see the module docstring)."""
+    plan = build_plan(module, capacity)
+    return TritonGen(plan, tf32).generate()
+
+
+def emit_triton(module: ModuleOp, output: IO[str]) -> None:
+    """kitsune-opt -t triton."""
+    output.write(generate_triton(module))
+
+
+__all__ = ["generate_triton", "emit_triton", "CodegenError"]
