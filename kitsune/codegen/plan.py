@@ -159,6 +159,9 @@ class Stage:
     shape the stage's tiles do not divide alike (``whole``), all at once by the program of tile 0."""
     pushes: list[tuple[SSAValue, Queue]]
     pops: list[tuple[PopOp, Queue]]
+    store_tiles: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Per stored buffer its tile: the stage's, or for a result of another shape one with as many tiles
+    (tile ``t`` of the stage and tile ``t`` of that result are computed by the same program)."""
 
     @property
     def ntiles(self) -> int:
@@ -348,10 +351,15 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         args = {ba: names[o] for ba, o in zip(body.args, s.ins)}
         sy = body.last_op
         stores = []
+        store_tiles: dict[str, tuple[int, ...]] = {}
+        ntiles = math.prod(s.grid()) if s.grid() else 1
         for r, v in zip(s.outs, sy.operands):
             for buf in result_buffers.get(r, []):
                 shp = tensor_shape(r.type)
-                whole = len(shp) != len(s.tile_sizes()) or grid_of(shp, s.tile_sizes()) != s.grid()
+                same = len(shp) == len(s.tile_sizes()) and grid_of(shp, s.tile_sizes()) == s.grid()
+                tile = tuple(s.tile_sizes()) if same else matching_tile(shp, ntiles)
+                whole = tile is None
+                store_tiles[buf] = tuple(shp) if whole else tile
                 if whole and math.prod(shp) > WHOLE_LIMIT:
                     raise CodegenError(
                         f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": result {buf} has shape {list(shp)}, "
@@ -362,13 +370,26 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         pops = [(p, queues[p.queue_name]) for p in s.pops()]
         lo, hi = s.pid_range()
         splans.append(Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
-                            tuple(s.grid()), args, stores, pushes, pops))
+                            tuple(s.grid()), args, stores, pushes, pops, store_tiles))
     order: list[str] = []
     for st in splans:
         for n in list(st.args.values()) + [b for _, b, _ in st.stores]:
             if n not in order:
                 order.append(n)
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order)
+
+
+def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:
+    """A tile of ``shape`` with exactly ``ntiles`` tiles (splitting leading dims), or None."""
+    lead = 1
+    for k, d in enumerate(shape):
+        if lead == ntiles:
+            return tuple([1] * k + list(shape[k:]))
+        rest = ntiles // lead if ntiles % lead == 0 else 0
+        if rest and d % rest == 0 and rest <= d:
+            return tuple([1] * k + [d // rest] + list(shape[k + 1:]))
+        lead *= d
+    return tuple([1] * len(shape)) if lead == ntiles else None
 
 
 def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

@@ -297,6 +297,7 @@ class StageGen:
         self.order: list[str] = []  # axis order (frames are ordered subsets of it)
         self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
         self.uses_dot = False
+        self.clamp: dict[str, int] = {}
 
     # ---- helpers
     def fresh(self, p: str = "v") -> str:
@@ -932,11 +933,6 @@ class StageGen:
         G = st.grid
         D = st.shape
         self.extra_tensors = set()
-        # output axes (tile dims larger than 1), lanes clamped into the tile
-        self.out_axes: dict[int, str] = {}
-        for d, t in enumerate(T):
-            if t > 1:
-                self.out_axes[d] = self.new_axis("o", pow2(t))
         ntiles = st.ntiles
         nprog = st.programs
         iters = -(-ntiles // nprog)
@@ -945,24 +941,7 @@ class StageGen:
         if ntiles % nprog:
             self.em.open(f"if t < {ntiles}:", 1)
             self.em.active = self.em.active[:1] + [self.em.active[2]]  # depth 1 = inside the if
-        gstr = self.strides(G)
-        idx: list[Lin] = []
-        for d, (t, g) in enumerate(zip(T, G)):
-            if g > 1:
-                c = f"c{d}"
-                e = "t" if len(G) == 1 or gstr[d] * g == ntiles and gstr[d] == 1 else None
-                code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
-                if gstr[d] * g != ntiles:
-                    code = f"({code}) % {g}"
-                del e
-                self.em.emit(f"{c} = {code}", 1)
-                cl = lscale(self.sym(c, 0, g - 1, 1), t)
-            else:
-                cl = lconst(0)
-            if t > 1:
-                idx.append(ladd(cl, self.axis(self.out_axes[d], t - 1)))
-            else:
-                idx.append(cl)
+        idx, self.out_axes = self._tile_index(T, D)
         self.out_idx = tuple(idx)
         # waits for popped tiles
         for p, q in st.pops:
@@ -990,8 +969,11 @@ class StageGen:
                 tv = self.value_at(v, tuple(widx)) if not self._is_direct(v) else self.access(v, tuple(widx), 0.0)
                 evaluated.append((kind, v, target, tv, tuple(widx)))
             else:
-                tv = self.value_at(v, self.out_idx) if not self._is_direct(v) else self.access(v, self.out_idx, 0.0)
-                evaluated.append((kind, v, target, tv, self.out_idx))
+                ix = self.out_idx
+                if kind == "store" and tuple(st.store_tiles.get(target, T)) != tuple(T):
+                    ix, _ = self._tile_index(st.store_tiles[target], tensor_shape(v.type))
+                tv = self.value_at(v, ix) if not self._is_direct(v) else self.access(v, ix, 0.0)
+                evaluated.append((kind, v, target, tv, ix))
         for kind, v, target, tv, ix in evaluated:
             if kind == "push":
                 self._push(target, tv)
@@ -1003,6 +985,29 @@ class StageGen:
             pass
         self.em.close(0, body_saved)
         return self._function_text()
+
+    def _tile_index(self, T, D) -> tuple[tuple[Lin, ...], dict[int, str]]:
+        """Index of tile ``t`` (tiles T of shape D, row-major): coordinates from t, one clamped axis per dim > 1."""
+        G = [-(-d // t) for d, t in zip(D, T)]
+        ntiles = math.prod(G) if G else 1
+        gstr = self.strides(G)
+        axes: dict[int, str] = {}
+        idx: list[Lin] = []
+        for d, (t, g) in enumerate(zip(T, G)):
+            if t > 1:
+                axes[d] = self.new_axis("o", pow2(t))
+                self.clamp[axes[d]] = t
+            if g > 1:
+                c = self.fresh("c")
+                code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
+                if gstr[d] * g != ntiles:
+                    code = f"({code}) % {g}"
+                self.em.emit(f"{c} = {code}", 1)
+                cl = lscale(self.sym(c, 0, g - 1, 1), t)
+            else:
+                cl = lconst(0)
+            idx.append(ladd(cl, self.axis(axes[d], t - 1)) if t > 1 else cl)
+        return tuple(idx), axes
 
     def _is_direct(self, v: SSAValue) -> bool:
         return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
@@ -1016,9 +1021,9 @@ class StageGen:
 
     def _lane(self, frame: tuple) -> str | None:
         parts = []
-        for d, a in self.out_axes.items():
-            t = self.stage.tile[d]
-            if pow2(t) != t and a in frame:
+        for a in frame:
+            t = self.clamp.get(a)
+            if t is not None and pow2(t) != t:
                 parts.append(f"({self._raw(a, frame)} < {t})")
         return " & ".join(parts) if parts else None
 
@@ -1102,13 +1107,8 @@ class StageGen:
                      f"{list(st.shape)}, {st.ntiles} tiles")
         for a, size in self.aranges.items():
             lines.append(f"    {a}_raw = tl.arange(0, {size})")
-            if a.startswith("o"):
-                d = next(d for d, x in self.out_axes.items() if x == a)
-                t = st.tile[d]
-                if pow2(t) != t:
-                    lines.append(f"    {a} = tl.minimum({a}_raw, {t - 1})")
-                    continue
-            lines.append(f"    {a} = {a}_raw")
+            t = self.clamp.get(a, size)
+            lines.append(f"    {a} = tl.minimum({a}_raw, {t - 1})" if t != size else f"    {a} = {a}_raw")
         lines += self.em.root.lines(1)
         return lines
 
