@@ -1335,7 +1335,7 @@ class TritonGen:
                     sig[n] = SIG[q.dtype]
             sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "WATCHDOG": "constexpr"})
             tensors = [n for n in params]
-            lines.append(f"    {{\"name\": {k.name!r}, \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
+            lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
                          f"\"num_warps\": {k.warps}, \"tensors\": {tensors!r}, \"signature\": {sig!r}, "
                          f"\"constexprs\": {{\"WATCHDOG\": 0}}}},")
         lines.append("]")

@@ -1,0 +1,58 @@
+// GEMM -> GELU -> GEMM through the whole pipeline to Triton, in both schedules.
+
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow}' -t triton | filecheck %s --check-prefix=DF
+// The queue primitives: acquire spin with a watchdog, release after a CTA barrier.
+// DF: def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
+// DF: tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+// DF: tl.atomic_max(err, code + 1)
+// DF: def _pop_free(
+// DF: tl.debug_barrier()
+// DF-NEXT: for x in range(0, n):
+// DF: tl.atomic_add(ctr + base + cap + s, 1, sem="release", scope="gpu")
+// DF: def _push_done(
+// DF-NEXT: # all stores of the tile are done (barrier), then publish it (release)
+// DF-NEXT: tl.debug_barrier()
+// DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
+// One persistent kernel; stages on disjoint program ranges, in order.
+// DF: # kernel "k0": grid [[GRID:[0-9]+]], 8 warps, {{[0-9]+}} stage(s), {{[0-9]+}} queue(s)
+// DF: # queue "q0" (id 0): "linear_0_part0" -> "linear_0_combine", tile [128, 128] x 16, 16 slots, relation tile, 1 reader(s) per tile
+// DF: # stage "linear_0_part0" (partial): programs [0, [[P1:[0-9]+]]), tile [128, 128] of [256, 1024]
+// DF: tl.dot(
+// DF: _push_wait(ctr, 0, t,
+// DF-NEXT: tl.store(queue_k0_q0 +
+// DF-NEXT: _push_done(ctr, 0, t,
+// DF: # stage "linear_0_combine" (combine): programs [{{[0-9]+}}, {{[0-9]+}})
+// DF: _pop_wait(ctr, 0, t, 1, {{.*}}  # queue "q0" (tile) from stage "linear_0_part0"
+// DF: tl.erf(
+// DF: _pop_free(ctr, 0, t, 1,
+// A partial product of the second GEMM waits on its row band of the GELU output.
+// DF: # stage "linear_1_part0" (partial)
+// DF: _pop_wait(ctr, {{[0-9]+}}, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "{{q[0-9]+}}" (rows) from stage "linear_0_combine"
+// DF: tl.dot(
+// DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr):
+// DF-NEXT: pid = tl.program_id(0)
+// DF-NEXT: epoch = tl.load(epoch_ptr)
+// DF-NEXT: if pid < [[P1]]:
+// DF-NEXT: k0_linear_0_part0(pid,
+// DF: KERNELS = [
+// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8,
+
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
+// BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)
+// BS-NOT: _pop_wait(ctr
+// BS: # stage "linear_0_part0" (partial): programs [0, {{[0-9]+}})
+// BS: tl.dot(
+// BS: tl.store(k0_out0 +
+// BS: # kernel "k1": grid
+// BS-NOT: _pop_wait(ctr
+// BS: tl.load(k0_out0 +
+// BS: KERNELS = [
+// BS-NEXT: {"name": "k0"
+// BS-NEXT: {"name": "k1"
+
+func.func @main(%x: tensor<256x512xbf16> {kitsune.name = "x", kitsune.kind = "input"}, %w1: tensor<1024x512xbf16> {kitsune.name = "fc1.weight", kitsune.kind = "parameter"}, %b1: tensor<1024xbf16> {kitsune.name = "fc1.bias", kitsune.kind = "parameter"}, %w2: tensor<512x1024xbf16> {kitsune.name = "fc2.weight", kitsune.kind = "parameter"}, %b2: tensor<512xbf16> {kitsune.name = "fc2.bias", kitsune.kind = "parameter"}) -> tensor<256x512xbf16> {
+  %h = graph.linear %x, %w1, %b1 : tensor<256x512xbf16>, tensor<1024x512xbf16>, tensor<1024xbf16> -> tensor<256x1024xbf16>
+  %g = graph.gelu %h : tensor<256x1024xbf16> -> tensor<256x1024xbf16>
+  %y = graph.linear %g, %w2, %b2 : tensor<256x1024xbf16>, tensor<512x1024xbf16>, tensor<512xbf16> -> tensor<256x512xbf16>
+  func.return %y : tensor<256x512xbf16>
+}
