@@ -1216,6 +1216,32 @@ def launch(state, tensors, watchdog=0):
     return [env[o] for o in OUTPUTS]
 
 
+def residency(state, tensors):
+    """Per kernel: (name, grid, CTAs that fit on the device at once, registers, shared bytes, spills).
+
+    Compiles (without launching) each kernel for the current device. A kernel with ring queues (fewer
+    slots than tiles) needs its whole grid resident; otherwise generate with capacity="all".
+    """
+    env = dict(state["buffers"])
+    env.update(tensors)
+    props = torch.cuda.get_device_properties(state["device"])
+    out = []
+    for k in KERNELS:
+        args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
+        ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], grid=(k["grid"],))
+        ck._init_handles()
+        threads = 32 * k["num_warps"]
+        regs = max(1, ck.n_regs) * threads
+        smem = ck.metadata.shared
+        smem_sm = getattr(props, "shared_memory_per_multiprocessor", 233472)
+        by_regs = getattr(props, "regs_per_multiprocessor", 65536) // regs
+        by_smem = smem_sm // (smem + 1024) if smem else 32
+        by_threads = getattr(props, "max_threads_per_multi_processor", 2048) // threads
+        per_sm = max(0, min(by_regs, by_smem, by_threads, 32))
+        out.append((k["name"], k["grid"], per_sm * props.multi_processor_count, ck.n_regs, smem, ck.n_spills))
+    return out
+
+
 def check(state):
     """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
     code = int(state["err"].item())
@@ -1293,9 +1319,13 @@ class TritonGen:
                 "import triton.language as tl\n")
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
+        ticket = self.plan.counters + self.plan.kernels.index(k)
         lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
                                 f"WATCHDOG: tl.constexpr):",
-                 "    pid = tl.program_id(0)", "    epoch = tl.load(epoch_ptr)"]
+                 "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
+                 "    # program waits only on programs that already run: no deadlock whatever the launch order",
+                 "    epoch = tl.load(epoch_ptr)",
+                 f"    pid = tl.atomic_add(ctr + {ticket}, 1) - epoch * {k.grid}"]
         for i, (st, fn, _) in enumerate(stage_fns):
             kw = "if" if i == 0 else "elif"
             cond = f"pid < {st.hi}" if i < len(stage_fns) - 1 else f"pid < {st.hi}"
@@ -1317,7 +1347,7 @@ class TritonGen:
                                              for q in p.queues) + "]")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
-        lines.append(f"N_COUNTERS = {p.counters}")
+        lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")
         lines.append("CONSTANTS = {")
         for n, (arr, dt) in self.constants.items():
             b = io.BytesIO()

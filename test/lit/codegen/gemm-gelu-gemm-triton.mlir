@@ -30,8 +30,8 @@
 // DF: _pop_wait(ctr, {{[0-9]+}}, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "{{q[0-9]+}}" (rows) from stage "linear_0_combine"
 // DF: tl.dot(
 // DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr):
-// DF-NEXT: pid = tl.program_id(0)
-// DF-NEXT: epoch = tl.load(epoch_ptr)
+// DF: epoch = tl.load(epoch_ptr)
+// DF-NEXT: pid = tl.atomic_add(ctr + [[TICKET:[0-9]+]], 1) - epoch * [[GRID]]
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0_part0(pid,
 // DF: KERNELS = [
