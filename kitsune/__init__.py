@@ -36,3 +36,15 @@ def parse(text, name="<string>"):
     from kitsune.context import parse_module
 
     return parse_module(text, name)
+
+
+def compile(model, example_inputs, mode="dataflow", gpu="h100", **kw):
+    """Compile a PyTorch model into a callable running Kitsune's generated Triton program.
+
+    ``kitsune.compile(model, example_inputs, mode="dataflow", gpu="h100", *, device=None,
+    cuda_graph=False, debug=None)``; the result takes the model's inputs, returns its outputs and has
+    ``.report()``, ``.source`` and ``.lowered``. See ``kitsune.compile`` (the module).
+    """
+    from kitsune.compile import compile as _impl
+
+    return _impl(model, example_inputs, mode, gpu, **kw)

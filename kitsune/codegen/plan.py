@@ -50,7 +50,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 
 from kitsune.dialects.graph import fmt_loc
-from kitsune.dialects.gpu_queue import KernelOp, PopOp, ProgramOp, PushOp, QueueOp, StageOp, YieldOp
+from kitsune.dialects.gpu_queue import KernelOp, PopOp, ProgramOp, StageOp, YieldOp
 from kitsune.dialects.regions import grid_of, tensor_shape
 
 

@@ -54,12 +54,11 @@ from dataclasses import dataclass
 from typing import IO, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.ir import Block, SSAValue
 
 from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, Tensor, build_plan, dtype_key, ident, is_float
 from kitsune.dialects.graph import GraphOp, fmt_loc
-from kitsune.dialects.gpu_queue import PopOp
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, Neg, Num, parse
@@ -792,9 +791,6 @@ class StageGen:
             self.em.close(depth, saved)
         return TV(acc, bframe, depth, "f")
 
-    def _reads_queue(self, opp, s) -> bool:
-        return any(a.tensor in opp.inputs and opp.inputs[a.tensor] in self.pop_of for a in s.accesses())
-
     def _lin_tv(self, x: Lin) -> TV:
         if not x.terms:
             return TV("", (), 0, "i", x.const)
@@ -930,7 +926,6 @@ class StageGen:
     def generate(self) -> list[str]:
         st = self.stage
         T = st.tile
-        G = st.grid
         D = st.shape
         self.extra_tensors = set()
         ntiles = st.ntiles
@@ -1011,9 +1006,6 @@ class StageGen:
 
     def _is_direct(self, v: SSAValue) -> bool:
         return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
-
-    def _lane_mask_terms(self, frame_axes: dict[int, str], T, ix, shape) -> list[str]:
-        return []
 
     def _store_mask(self, ix: tuple[Lin, ...], shape, whole: bool) -> tuple[TV | None, list]:
         cs = self.conds(ix, shape)

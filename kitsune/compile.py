@@ -1,0 +1,329 @@
+"""``kitsune.compile``: a PyTorch model -> a callable running the generated Triton program.
+
+    cm = kitsune.compile(model, example_inputs, mode="dataflow", gpu="h100")
+    y = cm(x)                 # same inputs and output structure as model(x)
+    print(cm.report())        # kernels, stages (SMs, tiles, estimates), queues, totals
+    cm.source                 # the generated Triton module
+    cm.lowered                # the gpu_queue module text
+
+Steps: ``torch.export`` + import (the importer's errors -- unsupported ops, all listed with their
+source lines -- propagate unchanged), the ``kitsune-pipeline{mode, gpu}`` lowering, Triton code
+generation (``capacity="all"`` under Triton's CPU interpreter, as lowered on a GPU), loading
+(``kitsune.runtime``) and the upload of the weights.
+
+Caching, in-process:
+
+* the lowering, the generated source and the loaded module are shared by every compile of the same
+  graph (key: sha256 of the imported graph module's text -- shapes and dtypes included -- mode, gpu,
+  device type and queue capacity); a new compile of such a graph only uploads its own weights;
+* compiling the *same model object* again with the same input signature and options returns the same
+  compiled object without exporting again, as long as its parameters and buffers are the same tensors,
+  unmodified (``data_ptr`` and the in-place version counter; a changed ``training`` flag also misses).
+  Changes to non-tensor attributes that alter ``forward`` are not seen: pass ``cache=False`` then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+import torch.utils._pytree as pytree
+
+from kitsune.runtime.program import InputError, KitsuneRuntimeError, Program, resolve_device, uses_interpreter
+
+MODES = ("dataflow", "bulk-sync")
+
+
+@dataclass
+class _Lowered:
+    """What every compile of one graph (with one mode / gpu / device type) shares."""
+
+    key: tuple
+    graph_text: str
+    module: Any  # the gpu_queue-lowered ModuleOp
+    lowered: str
+    source: str
+    capacity: str
+    floor: Any  # kitsune.cost.Estimate of the graph function (roofline floor)
+    gpu: Any  # kitsune.gpu.GPU
+
+
+_lowered: dict[tuple, _Lowered] = {}
+_by_model: "weakref.WeakKeyDictionary[torch.nn.Module, dict[tuple, tuple[tuple, CompiledModel]]]" = \
+    weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+
+
+def _text(module) -> str:
+    from kitsune.frontend.torch_export import module_to_text
+
+    return module_to_text(module, debuginfo=False)
+
+
+def _main(module):
+    from xdsl.dialects import func
+
+    fs = [o for o in module.ops if isinstance(o, func.FuncOp)]
+    return next((f for f in fs if f.sym_name.data == "main"), fs[0] if fs else None)
+
+
+def _lower(graph_module, mode: str, gpu: str, device: torch.device) -> _Lowered:
+    from kitsune import cost
+    from kitsune.context import make_context
+    from kitsune.gpu import parse_gpu_option
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    gtext = _text(graph_module)
+    capacity = "all" if uses_interpreter(device) else "ir"
+    key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity)
+    with _lock:
+        hit = _lowered.get(key)
+        if hit is not None:
+            return hit
+    g = parse_gpu_option(gpu)
+    floor = cost.roofline_floor(_main(graph_module), g)
+    KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
+    from kitsune.codegen.to_triton import generate_triton
+
+    source = generate_triton(graph_module, capacity=capacity)
+    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g)
+    with _lock:
+        return _lowered.setdefault(key, low)
+
+
+def _flat_inputs(args: Sequence[Any]):
+    leaves, spec = pytree.tree_flatten(tuple(args))
+    return leaves, spec
+
+
+def _signature(leaves) -> tuple:
+    out = []
+    for x in leaves:
+        if isinstance(x, torch.Tensor):
+            out.append(("T", tuple(x.shape), x.dtype))
+        else:
+            out.append(("V", repr(x)))
+    return tuple(out)
+
+
+def _weights_guard(model: torch.nn.Module) -> tuple:
+    out = []
+    for n, t in list(model.named_parameters()) + list(model.named_buffers()):
+        out.append((n, t.data_ptr() if t.device.type != "meta" else 0, t._version, tuple(t.shape), t.dtype,
+                    str(t.device)))
+    out.append(("training", model.training))
+    return tuple(out)
+
+
+class CompiledModel:
+    """A compiled model: call it like the model; ``report()``, ``source``, ``lowered``, ``program``."""
+
+    def __init__(self, low: _Lowered, program: Program, in_spec, example_leaves, out_spec, mode: str, gpu: str):
+        self._low = low
+        self.program = program
+        self.mode = mode
+        self.gpu = gpu
+        self._in_spec = in_spec
+        self._tensor_pos = [i for i, x in enumerate(example_leaves) if isinstance(x, torch.Tensor)]
+        self._consts = {i: x for i, x in enumerate(example_leaves) if not isinstance(x, torch.Tensor)}
+        self._out_spec = out_spec
+
+    # the artefacts
+    @property
+    def source(self) -> str:
+        """The generated Triton module's source."""
+        return self._low.source
+
+    @property
+    def lowered(self) -> str:
+        """The gpu_queue-lowered module's text."""
+        return self._low.lowered
+
+    @property
+    def graph(self) -> str:
+        """The imported graph-dialect module's text (before lowering)."""
+        return self._low.graph_text
+
+    @property
+    def device(self) -> torch.device:
+        return self.program.device
+
+    def __call__(self, *args: Any, copy_outputs: bool | None = None):
+        leaves, spec = _flat_inputs(args)
+        if spec != self._in_spec:
+            if len(args) != self._in_spec.num_children:
+                raise InputError(f"expected {self._in_spec.num_children} argument(s) like the example inputs, "
+                                 f"got {len(args)}")
+            raise InputError(f"the arguments are not structured like the example inputs: expected {self._in_spec}, "
+                             f"got {spec}")
+        for i, v in self._consts.items():
+            if not (leaves[i] is v or leaves[i] == v):
+                raise InputError(f"argument leaf #{i} was {v!r} when compiled and is {leaves[i]!r} now: the compiled "
+                                 f"program is specialized to the example's non-tensor values; compile again")
+        outs = self.program(*[leaves[i] for i in self._tensor_pos], copy_outputs=copy_outputs)
+        if self._out_spec is None:
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return pytree.tree_unflatten(outs, self._out_spec)
+
+    def report(self) -> str:
+        """Kernels, stages and queues of the program with the cost model's estimates, and totals."""
+        return report(self._low.module, self._low.gpu, mode=self.mode, gpu_name=self.gpu, floor=self._low.floor,
+                      program=self.program)
+
+    def __repr__(self) -> str:
+        return f"<kitsune.CompiledModel mode={self.mode} gpu={self.gpu} {self.program!r}>"
+
+
+def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow", gpu: str = "h100", *,
+            device: Any = None, cuda_graph: bool = False, debug: bool | None = None, copy_outputs: bool = True,
+            cache: bool = True) -> CompiledModel:
+    """Compile ``model`` for ``example_inputs``' shapes and dtypes; see the module docstring.
+
+    ``device``: None -> 'cuda' when a GPU is present, else 'cpu' (Triton's interpreter, slow).
+    ``debug``: watchdog on and a check after every call (None -> ``$KITSUNE_DEBUG``).
+    ``cuda_graph``: capture one launch in a CUDA graph and replay it (CUDA only).
+    ``copy_outputs=False``: calls return the program's internal output buffers (overwritten by the next call).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if debug is None:
+        debug = os.environ.get("KITSUNE_DEBUG", "") not in ("", "0", "false", "False")
+    dev = resolve_device(device)
+    if isinstance(example_inputs, (torch.Tensor,)) or not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    leaves, in_spec = _flat_inputs(example_inputs)
+    key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs))
+    if cache and isinstance(model, torch.nn.Module):
+        with _lock:
+            hit = _by_model.get(model, {}).get(key)
+        if hit is not None and hit[0] == _weights_guard(model):
+            return hit[1]
+
+    from kitsune.frontend.torch_export import import_exported
+
+    guard = _weights_guard(model) if isinstance(model, torch.nn.Module) else None
+    ep = torch.export.export(model, example_inputs, strict=False)
+    graph_module, weights = import_exported(ep)
+    out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
+    low = _lower(graph_module, mode, gpu, dev)
+    program = Program(low.source, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs,
+                      lowered=low.lowered)
+    if out_spec is not None and out_spec.num_leaves != len(program.output_names):
+        raise KitsuneRuntimeError(f"the model returns {out_spec.num_leaves} value(s) but the program has "
+                                  f"{len(program.output_names)} output(s)")
+    cm = CompiledModel(low, program, in_spec, leaves, out_spec, mode, gpu)
+    if cache and guard is not None:
+        with _lock:
+            _by_model.setdefault(model, {})[key] = (guard, cm)
+    return cm
+
+
+def clear_cache() -> None:
+    """Forget every compiled graph and model (loaded Triton modules stay imported)."""
+    with _lock:
+        _lowered.clear()
+        _by_model.clear()
+
+
+# ------------------------------------------------------------------ report
+
+
+def _attr(op, name, default=None):
+    a = op.attributes.get(name)
+    if a is None:
+        return default
+    v = getattr(a, "value", a)
+    return getattr(v, "data", getattr(a, "data", default))
+
+
+def _fmt_us(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _x(xs: Sequence[int]) -> str:
+    return "x".join(str(int(d)) for d in xs) if len(xs) else "scalar"
+
+
+def report(module, gpu, *, mode: str, gpu_name: str, floor=None, program: Program | None = None) -> str:
+    """The report of a gpu_queue-lowered module (see CompiledModel.report)."""
+    from kitsune.dialects import gpu_queue as gq
+
+    progs = [o for o in module.walk() if isinstance(o, gq.ProgramOp)]
+    kernels = [k for p in progs for k in p.kernels()]
+    runtime_caps: dict[tuple[str, str], int] = {}
+    if program is not None:
+        for q in getattr(program.module, "QUEUES", []):
+            runtime_caps[(q[1], q[0])] = int(q[2])
+    lines = [f"kitsune.compile  mode={mode}  gpu={gpu_name} ({gpu.describe()})"]
+    if program is not None:
+        lines.append(f"device {program.device}" + (" (Triton CPU interpreter; every queue holds all its tiles)"
+                                                    if program.interpret else ""))
+    n_stages = n_queues = 0
+    total_us = 0.0
+    for k in kernels:
+        kus = _attr(k, "est_us")
+        total_us += kus or 0.0
+        lines.append("")
+        lines.append(f"kernel {k.kernel_name}: grid {k.grid_size()}, {k.num_warps()} warps, smem {k.smem_bytes()} B, "
+                     f"{_attr(k, 'ctas_per_sm', '?')} CTA/SM, est {_fmt_us(kus)} us")
+        hdr = f"  {'stage':<24} {'pids':>12} {'SMs':>5} {'tile':>12} {'tiles':>7} {'est_us':>9}  bound"
+        lines += [hdr]
+        for st in sorted(k.stages(), key=lambda s: s.pid_range()):
+            n_stages += 1
+            lo, hi = st.pid_range()
+            lines.append(f"  {st.stage_name:<24} {f'[{lo}, {hi})':>12} {str(_attr(st, 'sms', '?')):>5} "
+                         f"{_x(st.tile_sizes()):>12} {st.num_tiles():>7} {_fmt_us(_attr(st, 'est_us')):>9}  "
+                         f"{_attr(st, 'bound', '?')}")
+        pushed, popped = {}, {}
+        for st in k.stages():
+            for p in st.pushes():
+                pushed[p.queue_name] = st.stage_name
+            for p in st.pops():
+                popped[p.queue_name] = (st.stage_name, p.rel)
+        qs = k.queues()
+        if qs:
+            lines.append(f"  {'queue':<12} {'tile':>12} {'tiles':>7} {'capacity':>9} {'relation':>9}  producer -> consumer")
+        for qn, q in qs.items():
+            n_queues += 1
+            cons, rel = popped.get(qn, ("(none)", "-"))
+            cap = str(q.cap())
+            rc = runtime_caps.get((k.kernel_name, qn))
+            if rc is not None and rc != q.cap():
+                cap += f" ({rc})"
+            lines.append(f"  {qn:<12} {_x(q.tile_sizes()):>12} {q.num_tiles():>7} {cap:>9} {rel:>9}  "
+                         f"{pushed.get(qn, '(none)')} -> {cons}")
+    lines.append("")
+    launch_us = gpu.launch_overhead_s * 1e6
+    est = total_us + launch_us * len(kernels)
+    lines.append(f"total: {len(kernels)} kernel(s), {n_stages} stage(s), {n_queues} queue(s); mode {mode}, gpu "
+                 f"{gpu_name}")
+    lines.append(f"estimated time {est:.3f} us = kernels {total_us:.3f} us + {len(kernels)} launch(es) x "
+                 f"{launch_us:.1f} us")
+    if floor is not None:
+        lines.append(f"work: {floor.flops / 1e9:.6g} GFLOP, {floor.bytes / 1e6:.6g} MB (fewest bytes); roofline "
+                     f"floor {floor.us:.3f} us ({floor.bound}-bound)")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["compile", "CompiledModel", "clear_cache", "report", "MODES"]
+
+
+# ``import kitsune.compile`` binds the package attribute ``kitsune.compile`` to this module, shadowing the
+# function of the same name in ``kitsune/__init__.py``: make the module callable, so that
+# ``kitsune.compile(model, inputs)`` works either way.
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+
+class _CallableModule(_types.ModuleType):
+    def __call__(self, *args, **kwargs):
+        return compile(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

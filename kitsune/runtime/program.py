@@ -1,0 +1,423 @@
+"""Run generated Triton programs: load the module, allocate state, upload weights, launch.
+
+A :class:`Program` wraps one generated module (the text that
+``kitsune.codegen.to_triton.generate_triton`` returns). The module's interface::
+
+    TENSORS  name -> (shape, dtype key, role)      role: input | parameter | buffer | constant
+    LABELS   name -> user label (the kitsune.name: the key of the weights dict)
+    ARGS     the function's arguments in order (global tensor names)
+    OUTPUTS  the function's results (global tensor names)
+    QUEUES   [(queue, kernel, capacity, tiles)]
+    KERNELS  [dict(name, fn, grid, num_warps, tensors, signature, constexprs)]
+    allocate(device) -> state
+    launch(state, tensors, watchdog=0) -> [output tensors]   (no sync; bumps the device-side epoch)
+    check(state)                                             (syncs; raises QueueTimeout)
+
+Loading: the source is written to ``$KITSUNE_CACHE_DIR`` (default
+``~/.cache/kitsune``) as ``kitsune_<sha256>.py`` -- ``@triton.jit`` needs the
+function source in a real file -- and imported with importlib. Without a CUDA
+device the module is imported with ``TRITON_INTERPRET=1`` (triton.jit decides
+at decoration time) and every tensor lives on the CPU: Triton's interpreter
+runs the kernels, slowly; a warning says so once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+
+# dtype keys of the generated code -> torch dtypes
+TORCH_DTYPES: dict[str, torch.dtype] = {
+    "f32": torch.float32,
+    "bf16": torch.bfloat16,
+    "f16": torch.float16,
+    "f64": torch.float64,
+    "i64": torch.int64,
+    "i32": torch.int32,
+    "i16": torch.int16,
+    "i8": torch.int8,
+    "i1": torch.bool,
+}
+
+ARG_ROLES = ("input", "parameter")
+DEFAULT_WATCHDOG = 1 << 20
+"""The watchdog ``debug=True`` passes to ``launch`` (the generated module's unit: spin iterations per wait)."""
+
+
+class KitsuneRuntimeError(RuntimeError):
+    """A program cannot be loaded or called (wrong inputs, missing weights, no device)."""
+
+
+class InputError(KitsuneRuntimeError, ValueError):
+    """An input does not match the compiled program (count, shape or dtype)."""
+
+
+# ------------------------------------------------------------------ devices
+
+
+def resolve_device(device: Any = None) -> torch.device:
+    """``None`` -> ``cuda`` when a CUDA GPU is present, else ``cpu``."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    d = torch.device(device)
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise KitsuneRuntimeError(f"device {d} requested but torch sees no CUDA GPU "
+                                  f"(use device='cpu' to run under Triton's CPU interpreter)")
+    if d.type not in ("cuda", "cpu"):
+        raise KitsuneRuntimeError(f"device {d}: Kitsune runs on 'cuda' or, through Triton's interpreter, 'cpu'")
+    return d
+
+
+def uses_interpreter(device: torch.device) -> bool:
+    return device.type != "cuda"
+
+
+_warned_interpreter = False
+
+
+def _warn_interpreter() -> None:
+    global _warned_interpreter
+    if not _warned_interpreter:
+        _warned_interpreter = True
+        warnings.warn("kitsune: no CUDA GPU in use -- the generated Triton kernels run under Triton's CPU "
+                      "interpreter (TRITON_INTERPRET=1), slowly; timings mean nothing there",
+                      RuntimeWarning, stacklevel=3)
+
+
+# ------------------------------------------------------------------ loading generated modules
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """``path``, else ``$KITSUNE_CACHE_DIR``, else ``~/.cache/kitsune`` (created)."""
+    p = Path(path or os.environ.get("KITSUNE_CACHE_DIR") or Path.home() / ".cache" / "kitsune")
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+_modules: dict[tuple[str, bool], ModuleType] = {}
+_load_lock = threading.Lock()
+_mode: str | None = None  # "interpreter" or "gpu": what this process's Triton was set up for
+
+
+def _triton_interpreting() -> bool:
+    """Whether ``triton.language`` (already imported) was built for the interpreter."""
+    std = sys.modules.get("triton.language.standard")
+    if std is None:
+        return False
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(getattr(std, "sum", None), InterpretedFunction)
+
+
+def _use_mode(interpret: bool) -> None:
+    """Set this process's Triton up for the interpreter or for the GPU, once.
+
+    Triton decides at decoration time whether a ``@triton.jit`` function is compiled or interpreted, and
+    that includes its own library (``tl.sum``, ``tl.max``... are jit functions of
+    ``triton.language.standard``): the interpreter works only if ``TRITON_INTERPRET=1`` was set before
+    *triton* was imported. So the first interpreted program sets it for the rest of the process, and if
+    Triton was already imported in compiled mode (by the user, or by torch), its Python modules are
+    imported again (its C extension is kept). Triton cannot serve both in one process afterwards: mixing
+    CPU-interpreted and CUDA programs is refused.
+    """
+    global _mode
+    want = "interpreter" if interpret else "gpu"
+    if _mode == want:
+        return
+    if _mode is not None:
+        have = "under Triton's CPU interpreter" if _mode == "interpreter" else "on a CUDA GPU"
+        other = "interpret on the CPU" if interpret else "compile for the GPU"
+        raise KitsuneRuntimeError(
+            f"this process already runs Kitsune programs {have}; Triton cannot also {other} in the same process "
+            f"(it decides once per process whether @triton.jit functions are compiled or interpreted): use one "
+            f"device kind per process")
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+        if "triton.language" in sys.modules and not _triton_interpreting():
+            for name in [n for n in sys.modules if (n == "triton" or n.startswith("triton."))
+                         and not n.startswith("triton._C")]:
+                del sys.modules[name]
+            importlib.import_module("triton.language")
+            if not _triton_interpreting():  # pragma: no cover - depends on Triton internals
+                raise KitsuneRuntimeError("Triton was imported before Kitsune could switch it to its CPU "
+                                          "interpreter; run with TRITON_INTERPRET=1 set in the environment")
+    else:
+        if os.environ.get("TRITON_INTERPRET", "") not in ("", "0") or _triton_interpreting():
+            raise KitsuneRuntimeError("TRITON_INTERPRET is set (or Triton was imported under its interpreter): "
+                                      "CUDA programs cannot be compiled in this process; unset it or use "
+                                      "device='cpu'")
+    _mode = want
+
+
+def load_source(source: str, *, interpret: bool, directory: str | os.PathLike | None = None) -> ModuleType:
+    """Write ``source`` to the cache directory (``kitsune_<sha256>.py``) and import it.
+
+    ``interpret=True`` sets Triton up for its CPU interpreter first (``TRITON_INTERPRET=1``, for the rest
+    of the process, see :func:`_use_mode`), so that every ``@triton.jit`` function becomes one the
+    interpreter runs. A source is imported once per process.
+    """
+    h = source_hash(source)
+    key = (h, interpret)
+    with _load_lock:
+        if key in _modules:
+            return _modules[key]
+        _use_mode(interpret)
+        d = cache_dir(directory)
+        path = d / f"kitsune_{h}.py"
+        if not path.exists() or path.read_text() != source:
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=".kitsune_", suffix=".py")
+            with os.fdopen(fd, "w") as f:
+                f.write(source)
+            os.replace(tmp, path)
+        modname = f"kitsune_generated_{h[:24]}" + ("_interp" if interpret else "")
+        spec = importlib.util.spec_from_file_location(modname, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = mod  # inspect.getsource (triton.jit) looks the module up here
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            sys.modules.pop(modname, None)
+            raise
+        missing = [a for a in ("TENSORS", "ARGS", "OUTPUTS", "allocate", "launch", "check") if not hasattr(mod, a)]
+        if missing:
+            raise KitsuneRuntimeError(f"generated module {path} lacks {', '.join(missing)}")
+        _modules[key] = mod
+        return mod
+
+
+# ------------------------------------------------------------------ programs
+
+
+def _fmt_shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join("?" if d < 0 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _kind(dt: torch.dtype) -> str:
+    if dt == torch.bool:
+        return "bool"
+    if dt.is_floating_point:
+        return "float"
+    if dt.is_complex:
+        return "complex"
+    return "int"
+
+
+class Program:
+    """One generated Triton program, loaded, with its state allocated and its weights uploaded.
+
+    ``Program(source, weights, device)`` or ``Program.from_module(lowered_module, weights, device)``.
+    Calling it with the user inputs (positionally, in the order of ``input_names``) returns the list of
+    outputs. Options: ``copy_outputs`` (default True: clones; False: the program's internal buffers,
+    overwritten by the next call), ``debug`` (watchdog on, ``check`` after every call: a stuck queue
+    raises the module's ``QueueTimeout`` naming the queue and kernel), ``cuda_graph`` (CUDA only: the
+    first call warms up and captures one launch, later calls copy the inputs into static buffers and
+    replay it).
+    """
+
+    def __init__(self, source: str, weights: Mapping[str, Any] | None = None, device: Any = None, *,
+                 debug: bool = False, cuda_graph: bool = False, copy_outputs: bool = True,
+                 watchdog: int | None = None, directory: str | os.PathLike | None = None,
+                 lowered: str | None = None):
+        self.device = resolve_device(device)
+        self.interpret = uses_interpreter(self.device)
+        if self.interpret:
+            _warn_interpreter()
+        if cuda_graph and self.interpret:
+            raise KitsuneRuntimeError("cuda_graph=True needs a CUDA device (this program runs on "
+                                      f"{self.device} under Triton's interpreter)")
+        self.source = source
+        self.lowered = lowered
+        self.debug = bool(debug)
+        self.cuda_graph = bool(cuda_graph)
+        self.copy_outputs = bool(copy_outputs)
+        self.watchdog = int(watchdog) if watchdog is not None else (DEFAULT_WATCHDOG if debug else 0)
+        self.module = load_source(source, interpret=self.interpret, directory=directory)
+        m = self.module
+        self.tensor_info: dict[str, tuple[tuple[int, ...], str, str]] = {
+            n: (tuple(int(d) for d in s), dt, role) for n, (s, dt, role) in m.TENSORS.items()}
+        self.labels: dict[str, str] = dict(getattr(m, "LABELS", {}))
+        self.arg_names: list[str] = list(m.ARGS)
+        self.output_names: list[str] = list(m.OUTPUTS)
+        self.input_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] == "input"]
+        self.parameter_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] != "input"]
+        if self.interpret:
+            self.state = m.allocate(self.device)
+        else:
+            with torch.cuda.device(self.device):
+                self.state = m.allocate(self.device)
+        self._tensors: dict[str, torch.Tensor] = {}
+        self._upload(weights or {})
+        self._graph: torch.cuda.CUDAGraph | None = None
+        self._static: dict[str, torch.Tensor] = {}
+        self._graph_outputs: list[torch.Tensor] | None = None
+        self.calls = 0
+
+    @classmethod
+    def from_module(cls, module, weights: Mapping[str, Any] | None = None, device: Any = None, *,
+                    capacity: str | None = None, **kw) -> "Program":
+        """Generate Triton for a gpu_queue-lowered module (``capacity`` 'all' under the interpreter, else
+        'ir') and load it."""
+        from kitsune.codegen.to_triton import generate_triton
+
+        dev = resolve_device(device)
+        cap = capacity or ("all" if uses_interpreter(dev) else "ir")
+        text = None
+        try:
+            from kitsune.frontend.torch_export import module_to_text
+
+            text = module_to_text(module, debuginfo=False)
+        except Exception:  # pragma: no cover - printing is best effort
+            pass
+        prog = cls(generate_triton(module, capacity=cap), weights, dev, lowered=text, **kw)
+        if capacity is None and cap == "ir" and not prog.all_resident():
+            # A ring queue (fewer slots than tiles) makes a producer wait for its consumers: every
+            # program of that kernel must be resident at once. The compiled kernels use more registers
+            # or shared memory than allocate-sms assumed, so give every queue a slot per tile instead
+            # (no back-pressure: ticket-ordered programs then always make progress).
+            prog = cls(generate_triton(module, capacity="all"), weights, dev, lowered=text, **kw)
+            prog.capacity_fallback = True
+        return prog
+
+    capacity_fallback = False
+
+    def all_resident(self) -> bool:
+        """Whether every kernel with a ring queue fits on the device at once (compiles, no launch)."""
+        m = self.module
+        ring = {k for (_, k, cap, nt) in getattr(m, "QUEUES", []) if cap < nt}
+        if not ring or not hasattr(m, "residency"):
+            return True
+        with torch.cuda.device(self.device):
+            res = m.residency(self.state, {**self._tensors, **{n: torch.empty(self.tensor_info[n][0],
+                                           dtype=m.DTYPES[self.tensor_info[n][1]], device=self.device)
+                                           for n in self.input_names}})
+        self.residency = res
+        return all(grid <= fit for name, grid, fit, *_ in res if name in ring)
+
+    # ---------------------------------------------------------------- weights
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+    def _upload(self, weights: Mapping[str, Any]) -> None:
+        missing = [self.label(n) for n in self.parameter_names if self.label(n) not in weights and n not in weights]
+        if missing:
+            raise KitsuneRuntimeError(
+                f"no value for parameter(s) {', '.join(repr(x) for x in missing)} (the weights dict has "
+                f"{len(weights)} entries" + (f", e.g. {next(iter(weights))!r}" if weights else "") +
+                "; a model exported on the meta device has no weights)")
+        for n in self.parameter_names:
+            lab = self.label(n)
+            w = weights[lab] if lab in weights else weights[n]
+            shape, dt, _ = self.tensor_info[n]
+            t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(np.asarray(w)))
+            if tuple(t.shape) != shape:
+                raise KitsuneRuntimeError(f"parameter {lab!r}: expected shape {_fmt_shape(shape)}, "
+                                          f"got {_fmt_shape(tuple(t.shape))}")
+            self._tensors[n] = t.to(device=self.device, dtype=TORCH_DTYPES[dt]).contiguous()
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """The uploaded parameters, by label."""
+        return {self.label(n): self._tensors[n] for n in self.parameter_names}
+
+    # ---------------------------------------------------------------- inputs
+
+    def input_signature(self) -> list[tuple[str, tuple[int, ...], torch.dtype]]:
+        return [(self.label(n), self.tensor_info[n][0], TORCH_DTYPES[self.tensor_info[n][1]])
+                for n in self.input_names]
+
+    def _prepare(self, inputs: Sequence[Any]) -> dict[str, torch.Tensor]:
+        sig = self.input_signature()
+        if len(inputs) != len(sig):
+            names = ", ".join(f"{lab} {_fmt_shape(s)} {str(d).replace('torch.', '')}" for lab, s, d in sig)
+            raise InputError(f"expected {len(sig)} input(s) ({names}), got {len(inputs)}")
+        out: dict[str, torch.Tensor] = {}
+        for i, (n, x, (lab, shape, dt)) in enumerate(zip(self.input_names, inputs, sig)):
+            what = f"input #{i} {lab!r}"
+            if not isinstance(x, torch.Tensor):
+                if isinstance(x, (np.ndarray, np.generic, int, float, bool, list)):
+                    x = torch.as_tensor(np.asarray(x))
+                else:
+                    raise InputError(f"{what}: expected a tensor, got {type(x).__name__}")
+            got = tuple(x.shape)
+            if len(got) != len(shape) or any(e >= 0 and e != g for e, g in zip(shape, got)):
+                raise InputError(f"{what}: expected shape {_fmt_shape(shape)}, got {_fmt_shape(got)}")
+            if _kind(x.dtype) != _kind(dt):
+                raise InputError(f"{what}: expected dtype {str(dt).replace('torch.', '')}, got "
+                                 f"{str(x.dtype).replace('torch.', '')} (a {_kind(x.dtype)} tensor where the "
+                                 f"program takes a {_kind(dt)} one)")
+            out[n] = x.detach().to(device=self.device, dtype=dt).contiguous()
+        return out
+
+    # ---------------------------------------------------------------- running
+
+    def __call__(self, *inputs: Any, copy_outputs: bool | None = None) -> list[torch.Tensor]:
+        ins = self._prepare(inputs)
+        copy = self.copy_outputs if copy_outputs is None else copy_outputs
+        if self.cuda_graph:
+            outs = self._replay(ins)
+        elif self.interpret:
+            outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
+        else:
+            with torch.cuda.device(self.device):
+                outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
+        self.calls += 1
+        if self.debug:
+            self.check()
+        outs = list(outs)
+        return [o.clone() for o in outs] if copy else outs
+
+    def check(self) -> None:
+        """Synchronize and raise the module's ``QueueTimeout`` if a watchdog fired."""
+        self.module.check(self.state)
+
+    def _replay(self, ins: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+        with torch.cuda.device(self.device):
+            if self._graph is None:
+                self._static = {n: t.clone() for n, t in ins.items()}
+                tensors = {**self._tensors, **self._static}
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # warm-up: compiles every kernel, runs once
+                    self.module.launch(self.state, tensors, watchdog=self.watchdog)
+                torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
+                if self.debug:
+                    self.check()
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    outs = self.module.launch(self.state, tensors, watchdog=self.watchdog)
+                self._graph, self._graph_outputs = g, list(outs)
+            else:
+                for n, t in ins.items():
+                    self._static[n].copy_(t)
+            self._graph.replay()
+            assert self._graph_outputs is not None
+            return self._graph_outputs
+
+    # ---------------------------------------------------------------- description
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{lab}{_fmt_shape(s)}" for lab, s, _ in self.input_signature())
+        return (f"<kitsune.Program {len(getattr(self.module, 'KERNELS', []))} kernel(s), inputs ({ins}), "
+                f"{len(self.output_names)} output(s) on {self.device}"
+                + (" [Triton interpreter]" if self.interpret else "") + ">")
+
+
+__all__ = ["Program", "KitsuneRuntimeError", "InputError", "load_source", "cache_dir", "resolve_device",
+           "uses_interpreter", "TORCH_DTYPES", "DEFAULT_WATCHDOG"]

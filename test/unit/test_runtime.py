@@ -1,0 +1,434 @@
+"""kitsune.runtime / kitsune.compile: loading generated modules, inputs, outputs, caching, report.
+
+A hand-written module of the generated interface (``FAKE``) exercises the runtime alone; real models
+go through ``kitsune.compile`` once ``kitsune.codegen.to_triton`` exists. Everything runs under Triton's
+CPU interpreter when no GPU is present: shapes stay tiny.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from kitsune.runtime import InputError, KitsuneRuntimeError, Program, load_source
+from kitsune.runtime import program as rt
+
+warnings.filterwarnings("ignore", message=".*Triton's CPU interpreter.*")
+
+# One device kind per process (Triton decides once whether jit functions are compiled or interpreted):
+# on a GPU machine the fake-module tests run on the GPU, elsewhere under Triton's CPU interpreter.
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+INTERP = DEV == "cpu"
+only_interp = pytest.mark.skipif(not INTERP, reason="CPU interpreter only (a CUDA GPU is present)")
+
+FAKE = '''
+"""A fake generated module: y = x * w + b + idx[:, None] (one kernel, one program per row), z = y + max(w)."""
+import os
+import torch
+import triton
+import triton.language as tl
+
+IMPORTED_WITH_INTERPRET = os.environ.get("TRITON_INTERPRET")
+NONCE = {nonce!r}
+
+
+class QueueTimeout(RuntimeError):
+    pass
+
+
+TENSORS = {{
+    "lin_weight": ((8,), "f32", "parameter"),
+    "lin_bias": ((8,), "f32", "parameter"),
+    "x": ((4, 8), "f32", "input"),
+    "idx": ((4,), "i64", "input"),
+    "k0_out0": ((4, 8), "f32", "buffer"),
+    "k0_out1": ((4, 8), "f32", "buffer"),
+}}
+LABELS = {{"lin_weight": "lin.weight", "lin_bias": "lin.bias", "x": "x", "idx": "idx",
+          "k0_out0": "k0 result #0", "k0_out1": "k0 result #1"}}
+ARGS = ["lin_weight", "lin_bias", "x", "idx"]
+OUTPUTS = ["k0_out0", "k0_out1"]
+QUEUES = [("q0", "k0", 4, 4)]
+
+
+@triton.jit
+def k0(w_ptr, b_ptr, x_ptr, idx_ptr, y_ptr, z_ptr, epoch_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + pid * N + cols)
+    w = tl.load(w_ptr + cols)
+    b = tl.load(b_ptr + cols)
+    s = tl.load(idx_ptr + pid).to(tl.float32)
+    y = x * w + b + s
+    tl.store(y_ptr + pid * N + cols, y)
+    tl.store(z_ptr + pid * N + cols, y + tl.max(w, axis=0))  # tl.max: a jit function of Triton's library
+
+
+KERNELS = [dict(name="k0", fn=k0, grid=4, num_warps=4, tensors=["lin_weight", "lin_bias", "x", "idx", "k0_out0",
+                "k0_out1"], signature={{}}, constexprs={{"N": 8}})]
+
+
+def allocate(device):
+    return {{"k0_out0": torch.empty(4, 8, device=device), "k0_out1": torch.empty(4, 8, device=device),
+            "epoch": torch.zeros(1, dtype=torch.int32, device=device),
+            "err": torch.zeros(2, dtype=torch.int32, device=device), "watchdogs": []}}
+
+
+def launch(state, tensors, watchdog=0):
+    for n in ARGS:
+        t = tensors[n]
+        assert t.is_contiguous() and t.dtype == {{"f32": torch.float32, "i64": torch.int64}}[TENSORS[n][1]], n
+    k0[(4,)](tensors["lin_weight"], tensors["lin_bias"], tensors["x"], tensors["idx"], state["k0_out0"],
+             state["k0_out1"], state["epoch"], N=8)
+    state["epoch"] += 1
+    state["watchdogs"].append(watchdog)
+    return [state["k0_out0"], state["k0_out1"]]
+
+
+def check(state):
+    if state["epoch"].is_cuda:
+        torch.cuda.synchronize()
+    if int(state["err"][0]) != 0:
+        raise QueueTimeout(f"queue q0 of kernel k0 timed out (program {{int(state['err'][1])}})")
+'''
+
+
+def fake_source(nonce: str = "") -> str:
+    return FAKE.format(nonce=nonce)
+
+
+WEIGHTS = {"lin.weight": np.arange(8, dtype=np.float32) / 8, "lin.bias": np.full(8, 0.5, np.float32)}
+
+
+def fake_ref(x, idx):
+    w = torch.from_numpy(WEIGHTS["lin.weight"])
+    b = torch.from_numpy(WEIGHTS["lin.bias"])
+    y = x.float() * w + b + idx.float()[:, None]
+    return y, y + w.max()
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kitsune-cache"))
+
+
+def _inputs(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(4, 8, generator=g), torch.tensor([0, 1, 2, 3])
+
+
+# ------------------------------------------------------------------ the runtime with the fake module
+
+
+def test_fake_program_matches_reference():
+    p = Program(fake_source(), WEIGHTS, DEV)
+    assert p.interpret == INTERP and p.input_names == ["x", "idx"] and p.parameter_names == ["lin_weight", "lin_bias"]
+    x, idx = _inputs()
+    y, z = p(x, idx)
+    ry, rz = fake_ref(x, idx)
+    torch.testing.assert_close(y.cpu(), ry)
+    torch.testing.assert_close(z.cpu(), rz)
+    assert int(p.state["epoch"][0]) == 1
+    p(x, idx)
+    assert int(p.state["epoch"][0]) == 2  # the module's epoch, bumped once per launch
+    assert p.state["watchdogs"] == [0, 0]
+    assert "lin.weight" in p.parameters()
+
+
+def test_loader_writes_cache_file_and_sets_interpret(tmp_path):
+    src = fake_source("loader")
+    m = load_source(src, interpret=INTERP, directory=tmp_path)
+    assert m.IMPORTED_WITH_INTERPRET == ("1" if INTERP else None)
+    files = list(tmp_path.glob("kitsune_*.py"))
+    assert len(files) == 1 and files[0].read_text() == src
+    assert files[0].name == f"kitsune_{rt.source_hash(src)}.py"
+    assert load_source(src, interpret=INTERP, directory=tmp_path) is m  # imported once
+
+
+@only_interp
+def test_interpreter_warning_once(monkeypatch):
+    monkeypatch.setattr(rt, "_warned_interpreter", False)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        Program(fake_source(), WEIGHTS, DEV)
+        Program(fake_source(), WEIGHTS, DEV)
+    msgs = [str(x.message) for x in w if "interpreter" in str(x.message)]
+    assert len(msgs) == 1 and "slowly" in msgs[0]
+
+
+def test_input_validation_errors():
+    p = Program(fake_source(), WEIGHTS, DEV)
+    x, idx = _inputs()
+    with pytest.raises(InputError, match=r"expected 2 input\(s\) \(x \(4, 8\) float32, idx \(4,\) int64\), got 1"):
+        p(x)
+    with pytest.raises(InputError, match=r"input #0 'x': expected shape \(4, 8\), got \(4, 9\)"):
+        p(torch.zeros(4, 9), idx)
+    with pytest.raises(InputError, match=r"input #0 'x': expected shape \(4, 8\), got \(8,\)"):
+        p(torch.zeros(8), idx)
+    with pytest.raises(InputError, match=r"input #1 'idx': expected dtype int64, got float32"):
+        p(x, idx.float())
+    with pytest.raises(InputError, match=r"input #0 'x': expected a tensor, got str"):
+        p("x", idx)
+    assert isinstance(InputError("m"), ValueError)
+
+
+def test_inputs_cast_and_made_contiguous():
+    p = Program(fake_source(), WEIGHTS, DEV)
+    x, idx = _inputs()
+    xt = x.t().contiguous().t()  # non-contiguous view with the same values
+    assert not xt.is_contiguous()
+    y, _ = p(xt.double(), idx.int())  # f64 -> f32, i32 -> i64
+    torch.testing.assert_close(y.cpu(), fake_ref(x, idx)[0])
+    y2, _ = p(x.numpy(), idx.numpy())  # numpy arrays are accepted
+    torch.testing.assert_close(y2, y)
+
+
+def test_missing_and_misshapen_weights():
+    with pytest.raises(KitsuneRuntimeError, match=r"no value for parameter\(s\) 'lin.bias'"):
+        Program(fake_source(), {"lin.weight": WEIGHTS["lin.weight"]}, DEV)
+    with pytest.raises(KitsuneRuntimeError, match=r"parameter 'lin.weight': expected shape \(8,\), got \(9,\)"):
+        Program(fake_source(), {**WEIGHTS, "lin.weight": np.zeros(9, np.float32)}, DEV)
+
+
+def test_copy_outputs_semantics():
+    x, idx = _inputs(0)
+    x2, _ = _inputs(1)
+    p = Program(fake_source(), WEIGHTS, DEV)
+    a, _ = p(x, idx)
+    b, _ = p(x2, idx)
+    torch.testing.assert_close(a.cpu(), fake_ref(x, idx)[0])  # a clone: not overwritten by the next call
+    assert a.data_ptr() != p.state["k0_out0"].data_ptr()
+    q = Program(fake_source(), WEIGHTS, DEV, copy_outputs=False)
+    c, _ = q(x, idx)
+    assert c.data_ptr() == q.state["k0_out0"].data_ptr()
+    q(x2, idx)
+    torch.testing.assert_close(c.cpu(), fake_ref(x2, idx)[0])  # the internal buffer, overwritten
+    d, _ = p(x, idx, copy_outputs=False)  # per-call override
+    assert d.data_ptr() == p.state["k0_out0"].data_ptr()
+
+
+def test_debug_mode_watchdog_and_check():
+    p = Program(fake_source(), WEIGHTS, DEV, debug=True)
+    x, idx = _inputs()
+    p(x, idx)
+    assert p.state["watchdogs"] == [rt.DEFAULT_WATCHDOG]
+    p.state["err"][0] = 1  # as if a watchdog had fired
+    with pytest.raises(RuntimeError, match="queue q0 of kernel k0 timed out") as e:
+        p(x, idx)
+    assert type(e.value).__name__ == "QueueTimeout"
+
+
+def test_cuda_graph_needs_cuda():
+    with pytest.raises(KitsuneRuntimeError, match="cuda_graph=True needs a CUDA device"):
+        Program(fake_source(), WEIGHTS, "cpu", cuda_graph=True)
+
+
+def test_one_device_kind_per_process(monkeypatch):
+    other = "gpu" if INTERP else "interpreter"
+    monkeypatch.setattr(rt, "_mode", other)
+    with pytest.raises(KitsuneRuntimeError, match="use one device kind per process"):
+        rt._use_mode(INTERP)
+
+
+@only_interp
+def test_interpreter_after_triton_was_imported(tmp_path):
+    """Triton imported (compiled mode) before Kitsune needs its interpreter: Kitsune imports it again."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import triton.language as tl
+from triton.runtime.jit import JITFunction
+assert isinstance(tl.standard.sum, JITFunction)
+import torch
+from test_runtime import Program, fake_source, fake_ref, WEIGHTS, _inputs
+p = Program(fake_source("reimport"), WEIGHTS, "cpu")
+x, idx = _inputs()
+y, z = p(x, idx)
+torch.testing.assert_close(z, fake_ref(x, idx)[1])
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_fake_program_on_gpu_with_cuda_graph():
+    x, idx = _inputs()
+    p = Program(fake_source("gpu"), WEIGHTS, "cuda", cuda_graph=True)
+    assert not p.interpret and p.module.IMPORTED_WITH_INTERPRET is None
+    for seed in range(3):
+        x, idx = _inputs(seed)
+        y, z = p(x, idx + seed)
+        ry, rz = fake_ref(x, idx + seed)
+        torch.testing.assert_close(y.cpu(), ry)
+        torch.testing.assert_close(z.cpu(), rz)
+    assert int(p.state["epoch"][0]) == 4  # warm-up + 3 replays (capture does not run)
+
+
+# ------------------------------------------------------------------ kitsune.compile on real models
+
+def _needs_codegen():
+    try:
+        import kitsune.codegen.to_triton  # noqa: F401
+    except ImportError:
+        pytest.skip("kitsune.codegen.to_triton not available yet")
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, d_in=16, d_hidden=32, d_out=8):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d_in, d_hidden)
+        self.fc2 = torch.nn.Linear(d_hidden, d_out)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class TwoOut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h, torch.relu(h)
+
+
+def _rel(got, want) -> float:
+    got, want = got.detach().double().cpu(), want.detach().double().cpu()
+    return float((got - want).norm() / max(want.norm(), 1e-30))
+
+
+@pytest.mark.parametrize("mode", ["dataflow", "bulk-sync"])
+def test_compile_mlp_matches_torch(mode):
+    _needs_codegen()
+    import kitsune
+
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,), mode=mode)
+    for seed in range(2):
+        xi = torch.randn(4, 16, generator=torch.Generator().manual_seed(seed))
+        y = cm(xi)
+        assert isinstance(y, torch.Tensor) and y.shape == (4, 8)
+        assert _rel(y, model(xi)) < 1e-4
+    assert "gpu_queue.program" in cm.lowered and "triton" in cm.source
+
+
+def test_compile_tuple_output_and_report():
+    _needs_codegen()
+    import kitsune
+
+    torch.manual_seed(1)
+    model = TwoOut().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,))
+    out = cm(x)
+    assert isinstance(out, tuple) and len(out) == 2
+    for got, want in zip(out, model(x)):
+        assert _rel(got, want) < 1e-4
+    r = cm.report()
+    assert "mode=dataflow" in r and "gpu=h100" in r
+    assert "kernel k0: grid" in r and "stage" in r and "pids" in r and "bound" in r
+    assert "estimated time" in r and "GFLOP" in r and "MB" in r
+
+
+def test_compile_report_lists_queues():
+    _needs_codegen()
+    import kitsune
+
+    model = MLP().eval()
+    cm = kitsune.compile(model, (torch.randn(4, 16),), mode="dataflow")
+    r = cm.report()
+    assert "q0" in r and "->" in r and "relation" in r and "capacity" in r
+
+
+def test_compile_cache_same_object_and_fast():
+    _needs_codegen()
+    import kitsune
+    from kitsune import compile as kc  # noqa: F401  (the module is callable too)
+
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,))
+    t = time.perf_counter()
+    cm2 = kitsune.compile(model, (torch.randn(4, 16),))
+    assert cm2 is cm and time.perf_counter() - t < 0.05
+    # another instance of the same architecture: the lowering and source are shared, the weights are its own
+    other = MLP().eval()
+    cm3 = kitsune.compile(other, (x,))
+    assert cm3 is not cm and cm3.source is cm.source
+    assert _rel(cm3(x), other(x)) < 1e-4 and _rel(cm(x), model(x)) < 1e-4
+    # in-place weight change -> recompiled with the new weights
+    with torch.no_grad():
+        model.fc1.weight.mul_(2)
+    cm4 = kitsune.compile(model, (x,))
+    assert cm4 is not cm and _rel(cm4(x), model(x)) < 1e-4
+    # different shapes -> a different program
+    cm5 = kitsune.compile(model, (torch.randn(2, 16),))
+    assert cm5 is not cm4 and cm5(torch.randn(2, 16)).shape == (2, 8)
+
+
+def test_compile_input_errors():
+    _needs_codegen()
+    import kitsune
+
+    model = MLP().eval()
+    cm = kitsune.compile(model, (torch.randn(4, 16),))
+    with pytest.raises(InputError, match=r"input #0 'x': expected shape \(4, 16\), got \(3, 16\)"):
+        cm(torch.randn(3, 16))
+    with pytest.raises(InputError, match=r"expected 1 argument"):
+        cm(torch.randn(4, 16), torch.randn(4, 16))
+
+
+def test_compile_unsupported_model_raises_importer_error():
+    from kitsune.frontend.torch_export import UnsupportedOpsError
+
+    import kitsune
+
+    class Bad(torch.nn.Module):
+        def forward(self, x):
+            return torch.fft.fft(x).real
+
+    with pytest.raises(UnsupportedOpsError):
+        kitsune.compile(Bad(), (torch.randn(4, 8),))
+
+
+def test_compile_rejects_bad_mode():
+    import kitsune
+
+    with pytest.raises(ValueError, match="mode must be one of"):
+        kitsune.compile(MLP(), (torch.randn(4, 16),), mode="fast")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("mode", ["dataflow", "bulk-sync"])
+@pytest.mark.parametrize("cuda_graph", [False, True])
+def test_compile_mlp_on_gpu(mode, cuda_graph):
+    _needs_codegen()
+    import kitsune
+
+    torch.manual_seed(2)
+    model = MLP(128, 512, 64).eval()
+    x = torch.randn(256, 128)
+    cm = kitsune.compile(model, (x,), mode=mode, device="cuda", cuda_graph=cuda_graph, debug=True)
+    assert not cm.program.interpret
+    for seed in range(3):
+        xi = torch.randn(256, 128, generator=torch.Generator().manual_seed(seed))
+        y = cm(xi)
+        assert y.is_cuda and _rel(y, model(xi)) < 1e-4, (seed, _rel(y, model(xi)))
+    y1 = cm(x, copy_outputs=False)
+    y2 = cm(x + 1, copy_outputs=False)
+    assert y1.data_ptr() == y2.data_ptr()
+    assert "device cuda" in cm.report()
