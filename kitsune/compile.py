@@ -51,6 +51,7 @@ class _Lowered:
     capacity: str
     floor: Any  # kitsune.cost.Estimate of the graph function (roofline floor)
     gpu: Any  # kitsune.gpu.GPU
+    source_all: str | None = None  # generated with one slot per tile (when ring queues cannot be resident)
 
 
 _lowered: dict[tuple, _Lowered] = {}
@@ -214,6 +215,16 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     low = _lower(graph_module, mode, gpu, dev)
     program = Program(low.source, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs,
                       lowered=low.lowered)
+    if low.capacity == "ir" and not program.all_resident():
+        # ring queues need every program of their kernel resident at once, and the compiled kernels
+        # (registers / shared memory) do not allow it: one slot per tile instead (no back-pressure)
+        from kitsune.codegen.to_triton import generate_triton
+
+        if low.source_all is None:
+            low.source_all = generate_triton(low.module, capacity="all")
+        program = Program(low.source_all, weights, dev, debug=debug, cuda_graph=cuda_graph,
+                          copy_outputs=copy_outputs, lowered=low.lowered)
+        program.capacity_fallback = True
     if out_spec is not None and out_spec.num_leaves != len(program.output_names):
         raise KitsuneRuntimeError(f"the model returns {out_spec.num_leaves} value(s) but the program has "
                                   f"{len(program.output_names)} output(s)")

@@ -233,8 +233,10 @@ def compile_module_source(
     ``shared`` (bytes), ``spill_stores`` / ``spill_loads`` (bytes), ``stack_frame``,
     ``num_warps``, ``wgmma`` / ``mma`` (the PTX has them), ``ptx_lines``,
     ``compile_s``, ``grid`` (programs, when an int or int tuple), ``ctas_per_sm``
-    (resident CTAs an SM holds) and ``resident`` (``grid <= sms * ctas_per_sm``:
-    every program can be resident at once, which a spinning dataflow kernel needs).
+    (resident CTAs an SM holds), ``resident`` (``grid <= sms * ctas_per_sm``: every
+    program can be resident at once) and ``ring_queues`` (the kernel's queues with
+    fewer slots than tiles, from the module's ``QUEUES``: a kernel with one needs
+    ``resident``, since a producer then waits on consumers that must be running).
 
     ``cache_dir``: Triton's cache for the compiles; default a fresh temporary one so
     every kernel is really compiled (honest times, a ptxas log). A failing kernel
@@ -255,6 +257,14 @@ def compile_module_source(
             kernels = getattr(mod, "KERNELS", None)
             if not isinstance(kernels, list):
                 raise AOTError("the generated module has no KERNELS list")
+            ring: dict[str, int] = {}  # kernel -> queues with fewer slots than tiles
+            for q in getattr(mod, "QUEUES", None) or []:
+                try:
+                    _, kname, cap, ntiles = q[:4]
+                    if cap < ntiles:
+                        ring[kname] = ring.get(kname, 0) + 1
+                except (TypeError, ValueError):
+                    pass
             for i, entry in enumerate(kernels):
                 name = str(entry.get("name", f"kernel{i}"))
                 grid = _grid_size(entry.get("grid"))
@@ -268,7 +278,8 @@ def compile_module_source(
                                     "error": "\n".join(msg.splitlines()[:12])})
                     continue
                 resident = None if grid is None or r["ctas_per_sm"] is None else grid <= sms * r["ctas_per_sm"]
-                results.append({"name": name, "ok": True, "grid": grid, **r, "resident": resident})
+                results.append({"name": name, "ok": True, "grid": grid, **r, "resident": resident,
+                                "ring_queues": ring.get(name, 0)})
         finally:
             knobs.cache.dir = old_cache
             for k in [k for k in sys.modules if k.startswith(f"kitsune_aot_{os.getpid()}_")]:
@@ -396,7 +407,7 @@ def _fmt(v: Any) -> str:
 
 def format_table(records: Iterable[dict]) -> str:
     cols = ["workload", "mode", "kernel", "ok", "grid", "warps", "regs", "smem", "spill", "wgmma", "mma",
-            "cta/SM", "resident", "secs"]
+            "cta/SM", "resident", "rings", "secs"]
     rows = []
     for rec in records:
         if not rec.get("kernels"):
@@ -409,7 +420,7 @@ def format_table(records: Iterable[dict]) -> str:
             rows.append([rec.get("workload", "-"), rec.get("mode", "-"), k["name"], _fmt(k["ok"]), _fmt(k.get("grid")),
                          _fmt(k.get("num_warps")), _fmt(k.get("registers")), _fmt(k.get("shared")), _fmt(spill),
                          _fmt(k.get("wgmma")), _fmt(k.get("mma")), _fmt(k.get("ctas_per_sm")),
-                         _fmt(k.get("resident")), _fmt(k.get("compile_s"))])
+                         _fmt(k.get("resident")), _fmt(k.get("ring_queues")), _fmt(k.get("compile_s"))])
     widths = [max(len(c), *(len(str(r[i])) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
