@@ -114,7 +114,8 @@ def test_watchdog_names_the_queue(tmp_path):
     tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
                for n in mod.ARGS}
     state = mod.allocate("cpu")
-    state["counters"].fill_(-1000)  # slots look taken by an earlier, unfinished run
+    queues = mod.N_COUNTERS - len(mod.KERNELS)  # the queue counters; the per-kernel tickets follow
+    state["counters"][:queues].fill_(-1000)  # slots look taken by an earlier, unfinished run
     mod.launch(state, tensors, watchdog=50)
     with pytest.raises(mod.QueueTimeout, match=r'queue "q\d+"'):
         mod.check(state)
