@@ -20,8 +20,10 @@ that drives the reference interpreter and the cost model drives the code:
   masked to the statement's neutral element outside the domain and reduced
   (``tl.sum`` / ``tl.max`` / ...). A product of two operands that split the
   two tile axes between them becomes ``tl.dot`` (bf16/fp16 operands, fp32
-  accumulation): matmul, linear, convolution as an implicit GEMM when the tile
-  spans output channels, and scatter-add as a one-hot product.
+  accumulation): matmul, linear, scatter-add as a one-hot product, and a
+  convolution as an implicit GEMM when its tile has exactly two non-unit axes,
+  output channels and one spatial axis (today's tiles give convolutions one
+  channel per tile, so they take the generic path).
 * Out-of-range reads give the statement's neutral element (masked loads), which
   is what padding means in the notation. Index checks that interval arithmetic
   proves true are left out.
