@@ -297,8 +297,9 @@ class StageGen:
         self.aranges: dict[str, int] = {}
         self.order: list[str] = []  # axis order (frames are ordered subsets of it)
         self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
-        self.uses_dot = False
         self.clamp: dict[str, int] = {}
+        self.masked: dict[str, tuple] = {}  # value -> (mask, neutral) of the tl.where that made it
+        self.extra_tensors: set[str] = set()  # non-splat constants the stage reads
 
     # ---- helpers
     def fresh(self, p: str = "v") -> str:
@@ -398,9 +399,14 @@ class StageGen:
             return a
         if not isinstance(b, TV):
             b = TV("", (), 0, "f", float(b))
+        key = (m.code, b.code if b.const is None else b.const)
+        if self.masked.get(a.code) == key:  # where(m, where(m, x, n), n) is where(m, x, n)
+            return a
         f = self.union(m, a, b)
-        return self.tmp(f"tl.where({self.place(m, f)}, {self.place(a, f)}, {self.place(b, f)})", f,
-                        max(m.depth, a.depth, b.depth), a.kind if a.kind == b.kind else "f")
+        tv = self.tmp(f"tl.where({self.place(m, f)}, {self.place(a, f)}, {self.place(b, f)})", f,
+                      max(m.depth, a.depth, b.depth), a.kind if a.kind == b.kind else "f")
+        self.masked[tv.code] = key
+        return tv
 
     # ---- values
     def access(self, v: SSAValue, idx: tuple[Lin, ...], neutral: float) -> TV:
@@ -502,8 +508,6 @@ class StageGen:
         name = self.gen.add_constant(arr, dtype_key(v.type.get_element_type()))
         self.extra_tensors.add(name)
         return self.load_global(name, idx, [], 0.0)
-
-    extra_tensors: set = set()
 
     # ---- comprehension programs
     def tensor(self, opp: OpProgram, T: str, idx: tuple[Lin, ...]) -> TV:
@@ -614,7 +618,7 @@ class StageGen:
                 return False
         return all(c > 0 for _, c in terms)
 
-    def index_lins(self, opp, acc: Access, binding, neutral) -> tuple[Lin, ...]:
+    def index_lins(self, opp, acc: Access, binding) -> tuple[Lin, ...]:
         out = []
         for ix in acc.indices:
             if isinstance(ix, Indirect):
@@ -627,7 +631,7 @@ class StageGen:
         return tuple(out)
 
     def read(self, opp: OpProgram, acc: Access, binding, neutral: float) -> TV:
-        idx = self.index_lins(opp, acc, binding, neutral)
+        idx = self.index_lins(opp, acc, binding)
         if acc.tensor in opp.inputs:
             return self.access(opp.inputs[acc.tensor], idx, neutral)
         shape = opp.bound.shapes[acc.tensor]
@@ -860,7 +864,6 @@ class StageGen:
         return None
 
     def _dot(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, A, B, nums) -> TV:
-        self.uses_dot = True
         m, n = bframe
         dts = [self._dtype_of_access(opp, x) for k, x in (A, B) if k == "acc"]
         low = [d for d in dts if d in ("bf16", "f16")]
@@ -929,7 +932,6 @@ class StageGen:
         st = self.stage
         T = st.tile
         D = st.shape
-        self.extra_tensors = set()
         ntiles = st.ntiles
         nprog = st.programs
         iters = -(-ntiles // nprog)
@@ -944,14 +946,8 @@ class StageGen:
         for p, q in st.pops:
             self.em.emit(self._pop_call("_pop_wait", q), 1)
         # values to store / push
-        results = []
-        for v, buf, whole in st.stores:
-            if whole:
-                results.append(("whole", v, buf))
-            else:
-                results.append(("store", v, buf))
-        for v, q in st.pushes:
-            results.append(("push", v, q))
+        results = [("whole" if whole else "store", v, buf) for v, buf, whole in st.stores]
+        results += [("push", v, q) for v, q in st.pushes]
         evaluated = []
         for kind, v, target in results:
             if kind == "whole":
@@ -978,10 +974,8 @@ class StageGen:
                 self._store(target, tv, ix, whole=(kind == "whole"))
         for p, q in st.pops:
             self.em.emit(self._pop_call("_pop_free", q), 1)
-        if ntiles % nprog:
-            pass
         self.em.close(0, body_saved)
-        return self._function_text()
+        return self._body_text()
 
     def _tile_index(self, T, D) -> tuple[tuple[Lin, ...], dict[int, str]]:
         """Index of tile ``t`` (tiles T of shape D, row-major): coordinates from t, one clamped axis per dim > 1."""
@@ -1009,10 +1003,6 @@ class StageGen:
     def _is_direct(self, v: SSAValue) -> bool:
         return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
 
-    def _store_mask(self, ix: tuple[Lin, ...], shape, whole: bool) -> tuple[TV | None, list]:
-        cs = self.conds(ix, shape)
-        return self.mask(cs), cs
-
     def _lane(self, frame: tuple) -> str | None:
         parts = []
         for a in frame:
@@ -1026,51 +1016,38 @@ class StageGen:
             return f"{a}_raw"
         return f"{a}_raw[" + ", ".join(":" if f == a else "None" for f in frame) + "]"
 
-    def _store(self, buf: str, tv: TV, ix, whole: bool) -> None:
-        t = self.gen.plan.tensors[buf]
-        off = ladd(*(lscale(x, s) for x, s in zip(ix, self.strides(t.shape))))
-        m, _ = self._store_mask(ix, t.shape, whole)
-        frame = self.frame_of(laxes(off) | set(tv.frame) | (set(m.frame) if m else set()))
-        parts = []
-        if m is not None:
-            parts.append(self.place(m, frame))
-        lane = None if whole else self._lane(frame)
-        if lane:
-            parts.append(lane)
-        if whole:
-            parts.append("(t == 0)")
-        val = self.place(tv, frame)
-        if not frame or set(tv.frame) != set(frame):
-            shp = ", ".join(str(self.aranges[a]) for a in frame)
-            val = f"tl.broadcast_to({val}, [{shp}])" if frame else val
-        mask = f", mask={' & '.join(parts)}" if parts else ""
-        self.em.emit(f"tl.store({buf} + {self.render(off, frame)}, ({val}).to({TL[t.dtype]}){mask})", 1)
-
-    def _push(self, q: Queue, tv: TV) -> None:
-        T = self.stage.tile
-        tstr = self.strides(q.tile)
-        offs = []
-        for d, t in enumerate(T):
-            if t > 1:
-                offs.append(lscale(self.axis(self.out_axes[d], t - 1), tstr[d]))
-        slot_base = f"(t % {q.capacity}) * {q.tile_elems}" if q.capacity < q.ntiles else f"t * {q.tile_elems}"
-        off = ladd(*offs) if offs else lconst(0)
-        cs = self.conds(self.out_idx, q.shape)
-        m = self.mask(cs)
+    def _emit_store(self, ptr: str, off: Lin, tv: TV, m: TV | None, dt: str, lane: bool = True,
+                    extra: str | None = None) -> None:
+        """tl.store of ``tv`` at ``ptr + off``, masked by ``m``, the tile's padded lanes and ``extra``."""
         frame = self.frame_of(laxes(off) | set(tv.frame) | (set(m.frame) if m else set()))
         parts = [self.place(m, frame)] if m is not None else []
-        lane = self._lane(frame)
-        if lane:
-            parts.append(lane)
+        lanes = self._lane(frame) if lane else None
+        if lanes:
+            parts.append(lanes)
+        if extra:
+            parts.append(extra)
         val = self.place(tv, frame)
-        if set(tv.frame) != set(frame) and frame:
+        if frame and set(tv.frame) != set(frame):
             shp = ", ".join(str(self.aranges[a]) for a in frame)
             val = f"tl.broadcast_to({val}, [{shp}])"
         mask = f", mask={' & '.join(parts)}" if parts else ""
+        self.em.emit(f"tl.store({ptr} + {self.render(off, frame)}, ({val}).to({TL[dt]}){mask})", 1)
+
+    def _store(self, buf: str, tv: TV, ix, whole: bool) -> None:
+        t = self.gen.plan.tensors[buf]
+        off = ladd(*(lscale(x, s) for x, s in zip(ix, self.strides(t.shape))))
+        # a whole result is written by the program of tile 0 only
+        self._emit_store(buf, off, tv, self.mask(self.conds(ix, t.shape)), t.dtype, lane=not whole,
+                         extra="(t == 0)" if whole else None)
+
+    def _push(self, q: Queue, tv: TV) -> None:
+        tstr = self.strides(q.tile)
+        offs = [lscale(self.axis(self.out_axes[d], t - 1), tstr[d]) for d, t in enumerate(self.stage.tile) if t > 1]
+        slot_base = f"(t % {q.capacity}) * {q.tile_elems}" if q.capacity < q.ntiles else f"t * {q.tile_elems}"
         self.em.emit(f"_push_wait(ctr, {q.counter_base}, t, {q.capacity}, {q.ntiles}, {q.readers}, epoch, err, "
                      f"{q.qid}, WATCHDOG)", 1)
-        self.em.emit(f"tl.store({q.storage} + {slot_base} + {self.render(off, frame)}, "
-                     f"({val}).to({TL[q.dtype]}){mask})", 1)
+        self._emit_store(f"{q.storage} + {slot_base}", ladd(*offs) if offs else lconst(0), tv,
+                         self.mask(self.conds(self.out_idx, q.shape)), q.dtype)
         self.em.emit(f"_push_done(ctr, {q.counter_base}, t, {q.capacity})", 1)
 
     def _pop_call(self, fn: str, q: Queue) -> str:
@@ -1091,14 +1068,12 @@ class StageGen:
                     f"WATCHDOG)  # queue \"{q.name}\" ({q.relation}) from stage \"{q.producer}\"")
         return f"_pop_free(ctr, {q.counter_base}, {j0}, {n}, {q.capacity})  # queue \"{q.name}\""
 
-    def _function_text(self) -> list[str]:
+    def _body_text(self) -> list[str]:
+        """The stage function's body (its def line comes from TritonGen, which knows the parameters)."""
         st = self.stage
-        params = self.gen.kernel_params(self.kernel)
-        lines = ["@triton.jit", f"def {self.fn_name()}(pid, {', '.join(params)}, ctr, err, epoch, "
-                                f"WATCHDOG: tl.constexpr):"]
-        kinds = ", ".join(f"{k}" for k in (st.op.attributes.get("kind").data if st.op.attributes.get("kind") else "",))
-        lines.append(f"    # stage \"{st.name}\" ({kinds}): programs [{st.lo}, {st.hi}), tile {list(st.tile)} of "
-                     f"{list(st.shape)}, {st.ntiles} tiles")
+        kind = st.op.attributes.get("kind")
+        lines = [f"    # stage \"{st.name}\" ({kind.data if kind else ''}): programs [{st.lo}, {st.hi}), tile "
+                 f"{list(st.tile)} of {list(st.shape)}, {st.ntiles} tiles"]
         for a, size in self.aranges.items():
             lines.append(f"    {a}_raw = tl.arange(0, {size})")
             t = self.clamp.get(a, size)
@@ -1275,17 +1250,15 @@ class TritonGen:
             extra: set[str] = set()
             for st in k.stages:
                 g = StageGen(self, k, st)
-                g.extra_tensors = set()
-                lines = g.generate()
+                body = g.generate()
                 extra |= g.extra_tensors
-                stage_fns.append((st, g.fn_name(), lines))
+                stage_fns.append((st, g.fn_name(), body))
             self.kernel_extra[k.name] = sorted(extra)
-            # the stage functions' parameter lists must include the extra constants: regenerate headers
+            # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
-            texts = []
-            for st, fn, lines in stage_fns:
-                lines[1] = (f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG: tl.constexpr):")
-                texts.append("\n".join(lines))
+            texts = ["\n".join(["@triton.jit", f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
+                                               f"WATCHDOG: tl.constexpr):"] + body)
+                     for st, fn, body in stage_fns]
             kern_texts.append((k, params, stage_fns, texts))
         out.append(self._header())
         out.append(RUNTIME)
@@ -1321,9 +1294,7 @@ class TritonGen:
                  "    epoch = tl.load(epoch_ptr)",
                  f"    pid = tl.atomic_add(ctr + {ticket}, 1) - epoch * {k.grid}"]
         for i, (st, fn, _) in enumerate(stage_fns):
-            kw = "if" if i == 0 else "elif"
-            cond = f"pid < {st.hi}" if i < len(stage_fns) - 1 else f"pid < {st.hi}"
-            lines.append(f"    {kw} {cond}:")
+            lines.append(f"    {'if' if i == 0 else 'elif'} pid < {st.hi}:")
             lines.append(f"        {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
         return "\n".join(lines) + "\n"
 
