@@ -161,18 +161,11 @@ def inductor_graph(model, inputs):
     """``torch.compile(model)`` captured in a CUDA graph: (replay, static outputs)."""
     import torch
 
+    from kitsune.runtime.program import capture_graph
+
     compiled = torch.compile(model)
     static_in = tuple(t.clone() for t in inputs)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            compiled(*static_in)
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        static_out = compiled(*static_in)
+    g, static_out = capture_graph(lambda: compiled(*static_in), warmup=3)
     torch.cuda.synchronize()
     return g, static_in, static_out
 

@@ -12,10 +12,7 @@ import torch
 import kitsune
 from kitsune.models import get_workload
 
-
-def rel(a, b) -> float:
-    a, b = a.double(), b.double()
-    return float((a - b).norm() / b.norm().clamp_min(1e-30)) if torch.isfinite(a).all() else float("nan")
+from gpu_smoke import rel  # noqa: E402  (bench/ is on sys.path when a script there runs)
 
 
 def main(names) -> int:

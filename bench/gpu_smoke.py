@@ -121,20 +121,14 @@ def timing(workload: str, mode: str, out: str) -> dict:
     import torch
     from triton.testing import do_bench
 
+    from kitsune.runtime.program import capture_graph
+
     model, inputs, mod, tensors = build(workload, mode, out)
     state = mod.allocate("cuda")
     mod.launch(state, tensors)
     torch.cuda.synchronize()
     t_plain = do_bench(lambda: mod.launch(state, tensors), warmup=50, rep=300, return_mode="median")
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            mod.launch(state, tensors)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        mod.launch(state, tensors)
+    g, _ = capture_graph(lambda: mod.launch(state, tensors), warmup=2)
     g.replay()
     torch.cuda.synchronize()
     mod.check(state)
@@ -145,6 +139,8 @@ def timing(workload: str, mode: str, out: str) -> dict:
 def peers(workload: str, timed: bool = True) -> dict:
     import torch
     from triton.testing import do_bench
+
+    from kitsune.runtime.program import capture_graph
 
     from kitsune.models import get_workload
 
@@ -161,15 +157,7 @@ def peers(workload: str, timed: bool = True) -> dict:
             for _ in range(3):
                 cm(*inputs)
             torch.cuda.synchronize()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    cm(*inputs)
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                cm(*inputs)
+            g, _ = capture_graph(lambda: cm(*inputs), warmup=3)
             res["inductor_graph_ms"] = do_bench(g.replay, warmup=50, rep=300, return_mode="median")
         except Exception as e:  # noqa: BLE001
             res["inductor_error"] = str(e).splitlines()[0][:200]

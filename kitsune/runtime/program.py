@@ -66,6 +66,22 @@ class InputError(KitsuneRuntimeError, ValueError):
 # ------------------------------------------------------------------ devices
 
 
+def capture_graph(fn, warmup: int = 1):
+    """Run ``fn`` ``warmup`` times on a side stream (compiles and allocates whatever it needs), then
+    capture one more call in a CUDA graph. Returns ``(graph, the captured call's result)``."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out
+
+
 def resolve_device(device: Any = None) -> torch.device:
     """``None`` -> ``cuda`` when a CUDA GPU is present, else ``cpu``."""
     if device is None:
@@ -391,17 +407,10 @@ class Program:
             if self._graph is None:
                 self._static = {n: t.clone() for n, t in ins.items()}
                 tensors = {**self._tensors, **self._static}
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):  # warm-up: compiles every kernel, runs once
-                    self.module.launch(self.state, tensors, watchdog=self.watchdog)
-                torch.cuda.current_stream().wait_stream(side)
-                torch.cuda.synchronize()
-                if self.debug:
+                # the warm-up launch compiles every kernel and runs once
+                g, outs = capture_graph(lambda: self.module.launch(self.state, tensors, watchdog=self.watchdog))
+                if self.debug:  # the warm-up's watchdog flag (the capture itself runs nothing)
                     self.check()
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    outs = self.module.launch(self.state, tensors, watchdog=self.watchdog)
                 self._graph, self._graph_outputs = g, list(outs)
             else:
                 for n, t in ins.items():
