@@ -184,7 +184,12 @@ def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None) ->
     for k in ("num_stages", "num_ctas", "maxnreg"):
         if entry.get(k) is not None:
             options[k] = entry[k]
-    src = ASTSource(fn, dict(entry["signature"]), dict(entry.get("constexprs") or {}))
+    sig = dict(entry["signature"])
+    # torch allocations are 256-byte aligned and Triton specialises such pointers at run time ("tt.divisibility"
+    # 16): give the AOT compile the same facts, or it compiles a kernel the GPU never runs (no vectorised
+    # loads, no cp.async pipelining)
+    attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if str(t).startswith("*")}
+    src = ASTSource(fn, sig, dict(entry.get("constexprs") or {}), attrs)
     buf = io.StringIO()
     old = knobs.nvidia.dump_ptxas_log
     knobs.nvidia.dump_ptxas_log = True

@@ -98,7 +98,7 @@ class Tensor:
     name: str
     shape: tuple[int, ...]
     dtype: str
-    role: str  # input | parameter | buffer | constant
+    role: str  # input | parameter | buffer | constant | workspace (fp32, zero between launches)
     label: str = ""
     value: np.ndarray | None = None  # constants
 
@@ -162,10 +162,21 @@ class Stage:
     store_tiles: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """Per stored buffer its tile: the stage's, or for a result of another shape one with as many tiles
     (tile ``t`` of the stage and tile ``t`` of that result are computed by the same program)."""
+    template: str = "generic"
+    config: dict[str, int] = field(default_factory=dict)
+    split: int = 1
+    """Programs sharing one tile's reduction (split-K): partial sums meet in ``workspace`` (fp32, zeroed again
+    by the program that combines them); ``split_counters`` counters from ``split_base`` count arrivals."""
+    workspace: str | None = None
+    split_base: int = 0
 
     @property
     def ntiles(self) -> int:
         return math.prod(self.grid) if self.grid else 1
+
+    @property
+    def work_items(self) -> int:
+        return self.ntiles * self.split
 
     @property
     def programs(self) -> int:
@@ -181,6 +192,7 @@ class Kernel:
     stages: list[Stage]
     queues: list[Queue]
     tensors: list[str]  # global tensors the kernel reads or writes, in argument order
+    num_stages: int = 3  # software-pipelining depth of the launch (the deepest its stages' configs ask for)
 
 
 @dataclass
@@ -193,6 +205,7 @@ class Plan:
     queues: list[Queue] = field(default_factory=list)
     counters: int = 0  # int32 counters (filled + freed of every queue)
     capacity: str = "ir"
+    splits: bool = True
 
     def queue_by_id(self, qid: int) -> Queue:
         return self.queues[qid]
@@ -228,17 +241,22 @@ def _arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
     return label, ("parameter" if role in ("parameter", "buffer", "constant") else "input")
 
 
-def _readers(rel: str, q_grid: Sequence[int], cons: StageOp) -> int:
+def _readers(rel: str, q_grid: Sequence[int], cons: StageOp, split: int = 1) -> int:
+    """Consumer work items reading each producer tile per run (every part of a split reduction reads it)."""
     cg = cons.grid()
     if rel == "tile":
-        return 1
-    if rel == "rows":
-        return cg[-1] if cg else 1
-    return math.prod(cg) if cg else 1
+        n = 1
+    elif rel == "rows":
+        n = cg[-1] if cg else 1
+    else:
+        n = math.prod(cg) if cg else 1
+    return n * split
 
 
-def build_plan(module: ModuleOp, capacity: str = "ir") -> Plan:
-    """The plan of @main's gpu_queue.program. ``capacity``: 'ir' (as lowered) or 'all' (one slot per tile)."""
+def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> Plan:
+    """The plan of @main's gpu_queue.program. ``capacity``: 'ir' (as lowered) or 'all' (one slot per tile).
+    ``splits``: honour split reductions of stage configs (off: every tile is one work item, as the scalar
+    reference backend runs them)."""
     if capacity not in ("ir", "all"):
         raise CodegenError(f"capacity must be 'ir' or 'all', got {capacity!r}")
     f = _func(module)
@@ -275,6 +293,7 @@ def build_plan(module: ModuleOp, capacity: str = "ir") -> Plan:
         names[ba] = names[operand]
 
     plan = Plan(module, arg_names, [], tensors, [], capacity=capacity)
+    plan.splits = splits
     for kop in prog.kernels():
         kernel = _plan_kernel(kop, names, tensors, fresh, plan)
         plan.kernels.append(kernel)
@@ -341,7 +360,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                 f"\"{prod.stage_name}\" computes tiles {list(prod.tile_sizes())}; code generation needs them equal")
         q = Queue(qn, len(plan.queues), kop.kernel_name, tensor_shape(qop.tensor_type), tuple(qop.tile_sizes()),
                   tuple(grid), dtype_key(qop.tensor_type.get_element_type()), cap, rel,
-                  _readers(rel, grid, cons), prod.stage_name, cons.stage_name, plan.counters)
+                  _readers(rel, grid, cons, cons.split() if plan.splits else 1), prod.stage_name, cons.stage_name,
+                  plan.counters)
         plan.counters += 2 * cap
         plan.queues.append(q)
         queues[qn] = q
@@ -369,14 +389,24 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         pushes = [(p.operands[0], queues[p.queue_name]) for p in s.pushes() if p.queue_name in queues]
         pops = [(p, queues[p.queue_name]) for p in s.pops()]
         lo, hi = s.pid_range()
-        splans.append(Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
-                            tuple(s.grid()), args, stores, pushes, pops, store_tiles))
+        st = Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
+                   tuple(s.grid()), args, stores, pushes, pops, store_tiles, s.template(), s.config(),
+                   s.split() if plan.splits else 1)
+        if st.split > 1:
+            ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
+            tensors[ws] = Tensor(ws, st.shape, "f32", "workspace", f"split-K partial sums of {s.stage_name}")
+            st.workspace = ws
+            st.split_base = plan.counters
+            plan.counters += st.ntiles
+        splans.append(st)
     order: list[str] = []
     for st in splans:
-        for n in list(st.args.values()) + [b for _, b, _ in st.stores]:
+        for n in list(st.args.values()) + [b for _, b, _ in st.stores] + ([st.workspace] if st.workspace else []):
             if n not in order:
                 order.append(n)
-    return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order)
+    stages_depth = max([st.config.get("stages", 3) for st in splans] or [3])
+    return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
+                  stages_depth)
 
 
 def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:

@@ -783,7 +783,7 @@ def _pop_tiles(q: Queue, st: Stage, cn: list[str], ind: str, body) -> list[str]:
 
 def generate_cuda(module: ModuleOp, capacity: str = "ir") -> str:
     """The CUDA C++ text of @main's gpu_queue.program (raises CodegenError)."""
-    plan = build_plan(module, capacity)
+    plan = build_plan(module, capacity, splits=False)  # the scalar reference runs each tile whole
     gen = _Gen(plan)
     stage_fns: list[list[str]] = []
     kernels_code: list[str] = []

@@ -300,6 +300,21 @@ class StageGen:
         self.clamp: dict[str, int] = {}
         self.masked: dict[str, tuple] = {}  # value -> (mask, neutral) of the tl.where that made it
         self.extra_tensors: set[str] = set()  # non-splat constants the stage reads
+        self.template = stage.template
+        self.cfg = stage.config
+        self.anchor = self._anchor()  # (id(op), statement) the template's loop computes, or None
+        self.split_open = None  # the `if last:` block of a split reduction, once its partials are combined
+        self.tid = "t"  # the tile's id for counters (grouped orders only where no queue reads tile ids)
+
+    def _anchor(self):
+        if self.template not in ("gemm", "gemv"):
+            return None
+        from kitsune.schedule.roles import roles_of
+        from kitsune.schedule.select import anchor_of
+
+        op, _ = anchor_of(self.stage.op)
+        r = roles_of(op) if op is not None else None
+        return (id(op), r.stmt) if r is not None else None
 
     # ---- helpers
     def fresh(self, p: str = "v") -> str:
@@ -409,17 +424,19 @@ class StageGen:
         return tv
 
     # ---- values
-    def access(self, v: SSAValue, idx: tuple[Lin, ...], neutral: float) -> TV:
-        """v at idx; positions outside v read ``neutral``."""
+    def access(self, v: SSAValue, idx: tuple[Lin, ...], neutral: float, raw: bool = False) -> TV:
+        """v at idx; positions outside v read ``neutral``. ``raw``: a load from memory keeps its element type
+        (a tensor-core operand), instead of widening to fp32."""
         shape = tensor_shape(v.type)
         cs = self.conds(idx, shape)
-        key = ("acc", id(v), tuple(x.key() for x in idx), neutral if cs else None)
+        raw = raw and self._is_direct(v)
+        key = ("acc", id(v), tuple(x.key() for x in idx), neutral if cs else None, raw)
         if key in self.memo:
             return self.memo[key]
         if isinstance(v.owner, Block) and v in self.stage.args:
-            tv = self.load_global(self.stage.args[v], idx, cs, neutral)
+            tv = self.load_global(self.stage.args[v], idx, cs, neutral, raw)
         elif v in self.pop_of:
-            tv = self.load_queue(self.pop_of[v], idx, cs, neutral)
+            tv = self.load_queue(self.pop_of[v], idx, cs, neutral, raw)
         else:
             tv = self.value_at(v, idx)
             if cs:
@@ -434,7 +451,8 @@ class StageGen:
             s *= d
         return out[::-1]
 
-    def _load(self, ptr: str, off: Lin, cs, neutral: float, dt: str, extra: str = "", min_depth: int = 0) -> TV:
+    def _load(self, ptr: str, off: Lin, cs, neutral: float, dt: str, extra: str = "", min_depth: int = 0,
+              raw: bool = False) -> TV:
         m = self.mask(cs)
         axes = laxes(off) | (frozenset(m.frame) if m else frozenset())
         frame = self.frame_of(axes)
@@ -445,23 +463,23 @@ class StageGen:
             other = lit(neutral) if kind == "f" else ("0" if kind == "i" else "False")
             args += f", mask={self.place(m, frame)}, other={other}"
         code = f"tl.load({args}{extra})"
-        if kind == "f" and dt != "f32":
+        if kind == "f" and dt != "f32" and not raw:
             code += ".to(tl.float32)"
         return self.tmp(code, frame, depth, kind)
 
-    def load_global(self, name: str, idx, cs, neutral) -> TV:
+    def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
         t = self.gen.plan.tensors[name]
         off = ladd(*(lscale(x, s) for x, s in zip(idx, self.strides(t.shape))))
-        return self._load(name, off, cs, neutral, t.dtype)
+        return self._load(name, off, cs, neutral, t.dtype, raw=raw)
 
-    def load_queue(self, q: Queue, idx, cs, neutral) -> TV:
+    def load_queue(self, q: Queue, idx, cs, neutral, raw: bool = False) -> TV:
         tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]
         off = [lmod(x, t) for x, t in zip(idx, q.tile)]
         j = ladd(*(lscale(c, s) for c, s in zip(tc, self.strides(q.grid))))
         slot = lmod(j, q.capacity)
         flat = ladd(lscale(slot, q.tile_elems), *(lscale(o, s) for o, s in zip(off, self.strides(q.tile))))
         # queue data is read only after the tile's waits: never hoist above the tile loop
-        return self._load(q.storage, flat, cs, neutral, q.dtype, ', cache_modifier=".cg"', min_depth=1)
+        return self._load(q.storage, flat, cs, neutral, q.dtype, ', cache_modifier=".cg"', min_depth=1, raw=raw)
 
     def value_at(self, v: SSAValue, idx: tuple[Lin, ...]) -> TV:
         key = ("val", id(v), tuple(x.key() for x in idx))
@@ -530,7 +548,8 @@ class StageGen:
                 m = self.mask(cs)
                 state = self.where(m, val, state if state is not None else 0.0) if m else val
                 continue
-            val = self.reduce(opp, s, binding, rhs_vars, ext, scatter, idx)
+            val = self.reduce(opp, s, binding, rhs_vars, ext, scatter, idx,
+                              anchor=self.anchor == (id(opp.op), i))
             if state is None:
                 m = self.mask(cs)
                 state = self.where(m, val, neutral) if m else val
@@ -735,7 +754,7 @@ class StageGen:
             return dtype_key(opp.inputs[acc.tensor].type.get_element_type())
         return "f32"
 
-    def reduce(self, opp, s, binding, rvars, ext, scatter, idx) -> TV:
+    def reduce(self, opp, s, binding, rvars, ext, scatter, idx, anchor: bool = False) -> TV:
         neutral = NEUTRAL[s.op]
         # the vars the body uses besides the reduction vars decide its tile axes
         used: set[str] = set(v for v in s.all_vars if v not in rvars)
@@ -751,27 +770,20 @@ class StageGen:
         E = math.prod(ext[v] for v in rvars) if rvars else 1
         dot = self._dot_plan(opp, s, binding, rvars, scatter, idx, bframe)
         if dot is not None:
-            return self._dot(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, *dot)
+            return self._dot(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, *dot, anchor=anchor)
         S = math.prod(self.aranges[a] for a in bframe) if bframe else 1
         P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
+        if anchor and "BK" in self.cfg:
+            P = min(pow2(E), self.cfg["BK"])
         acc = self.fresh("acc")
         shape = "[" + ", ".join(str(self.aranges[a]) for a in bframe) + "]"
         self.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
         r = self.new_axis("r", P)
-        loop = E > P
-        inner = depth
-        saved = None
-        if loop:
-            k = self.fresh("k")
-            saved = self.em.open(f"for {k} in range(0, {E}, {P}):", depth)
-            inner = depth + 1
-            rl = ladd(self.sym(k, 0, -(-E // P) * P - P, inner), self.axis(r, P - 1))
-        else:
-            rl = self.axis(r, P - 1)
+        loop, saved, inner, rl = self._k_loop(E, P, r, depth, anchor)
         b2 = dict(binding)
         b2.update(self._decompose(rl, rvars, ext))
         cs = []
-        if -(-E // P) * P != E:
+        if self._k_masked(E, P, anchor):
             cs.append((rl, "<", E))
         for d, ix in scatter:
             tv = self.read(opp, ix.access, b2, 0.0)
@@ -795,7 +807,72 @@ class StageGen:
         self.em.emit(f"{acc} = {upd}", inner)
         if loop:
             self.em.close(depth, saved)
-        return TV(acc, bframe, depth, "f")
+        out = TV(acc, bframe, depth, "f")
+        return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
+
+    def _k_loop(self, E: int, P: int, r: str, depth: int, anchor: bool):
+        """The loop over a reduction of E in chunks of P (axis ``r``): (looped, saved block, body depth, index).
+        The anchor of a split stage covers only its part ``ks`` of the chunks."""
+        split = self.stage.split if anchor else 1
+        if E <= P and split == 1:
+            return False, None, depth, self.axis(r, P - 1)
+        k = self.fresh("k")
+        if split > 1:
+            if depth != 1:
+                raise CodegenError(f"stage \"{self.stage.name}\": a split reduction must be the tile's own "
+                                   f"reduction (found one nested at depth {depth}); use SPLIT=1")
+            # part ks covers [ks * per, ks * per + per): a constant trip count, the last part masked
+            per = -(-(-(-E // P)) // split) * P
+            saved = self.em.open(f"for {k} in range(0, {per}, {P}):", depth)
+            rl = ladd(lscale(self.sym("ks", 0, split - 1, 1), per), self.sym(k, 0, per - P, depth + 1),
+                      self.axis(r, P - 1))
+            return True, saved, depth + 1, rl
+        saved = self.em.open(f"for {k} in range(0, {E}, {P}):", depth)
+        rl = ladd(self.sym(k, 0, -(-E // P) * P - P, depth + 1), self.axis(r, P - 1))
+        return True, saved, depth + 1, rl
+
+    def _k_masked(self, E: int, P: int, anchor: bool) -> bool:
+        """Whether the reduction index of a loop from ``_k_loop`` can pass E (its last chunk is partial)."""
+        split = self.stage.split if anchor else 1
+        if split > 1:
+            return -(-(-(-E // P)) // split) * P * split != E
+        return -(-E // P) * P != E
+
+    def _combine_split(self, acc: TV, op: str) -> TV:
+        """Partial sums of the ``SPLIT`` programs of one tile meet in the fp32 workspace (atomics); the program
+        that arrives last (a counter per tile, acquire-release) reads the sum, zeroes the workspace for the next
+        launch and goes on with the epilogue; the others skip it."""
+        if op != "+=":
+            raise CodegenError(f"stage \"{self.stage.name}\": only a sum can be split across programs")
+        st = self.stage
+        S = st.split
+        ws = st.workspace
+        off = ladd(*(lscale(x, k) for x, k in zip(self.out_idx, self.strides(st.shape))))
+        m = self.mask(self.conds(self.out_idx, st.shape))
+        frame = self.frame_of(laxes(off) | set(acc.frame) | (set(m.frame) if m else set()))
+        parts = [self.place(m, frame)] if m is not None else []
+        lanes = self._lane(frame)
+        if lanes:
+            parts.append(lanes)
+        mask = f", mask={' & '.join(parts)}" if parts else ""
+        ptr = f"{ws} + {self.render(off, frame)}"
+        val = self.place(acc, frame)
+        if set(acc.frame) != set(frame):
+            val = f"tl.broadcast_to({val}, [{', '.join(str(self.aranges[a]) for a in frame)}])"
+        self.em.emit(f"tl.atomic_add({ptr}, {val}{mask}, sem=\"relaxed\")", 1)
+        self.em.emit("tl.debug_barrier()", 1)
+        self.em.emit(f"arrived = tl.atomic_add(ctr + {st.split_base} + {self.tid}, 1, sem=\"acq_rel\", "
+                     f"scope=\"gpu\")", 1)
+        outer = self.em.active[1]
+        self.em.open(f"if arrived % {S} == {S - 1}:  # the last of the tile's {S} partial sums", 1)
+        self.em.active = self.em.active[:1] + [self.em.active[2]]
+        self.split_open = outer
+        total = self.fresh("acc")
+        shp = ", ".join(str(self.aranges[a]) for a in frame)
+        other = ", other=0.0" if parts else ""
+        self.em.emit(f"{total} = tl.load({ptr}{mask}{other}, cache_modifier=\".cg\")", 1)
+        self.em.emit(f"tl.store({ptr}, tl.zeros([{shp}], tl.float32){mask})", 1)
+        return TV(total, frame, 1, "f")
 
     def _lin_tv(self, x: Lin) -> TV:
         if not x.terms:
@@ -863,32 +940,29 @@ class StageGen:
             return items[1], items[0], [f for f in facs if isinstance(f, Num)]
         return None
 
-    def _dot(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, A, B, nums) -> TV:
+    def _dot(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, A, B, nums,
+             anchor: bool = False) -> TV:
         m, n = bframe
         dts = [self._dtype_of_access(opp, x) for k, x in (A, B) if k == "acc"]
         low = [d for d in dts if d in ("bf16", "f16")]
         cast = low[0] if low and len(low) == len(dts) else None
         BK = min(64 if cast else 32, max(16, pow2(E)))
+        if anchor and "BK" in self.cfg:
+            BK = min(self.cfg["BK"], max(16, pow2(E)))
         acc = self.fresh("acc")
         self.em.emit(f"{acc} = tl.zeros([{self.aranges[m]}, {self.aranges[n]}], tl.float32)", depth)
         r = self.new_axis("r", BK)
-        loop = E > BK
-        inner = depth
-        saved = None
-        if loop:
-            k = self.fresh("k")
-            saved = self.em.open(f"for {k} in range(0, {E}, {BK}):", depth)
-            inner = depth + 1
-            rl = ladd(self.sym(k, 0, -(-E // BK) * BK - BK, inner), self.axis(r, BK - 1))
-        else:
-            rl = self.axis(r, BK - 1)
+        loop, saved, inner, rl = self._k_loop(E, BK, r, depth, anchor)
         b2 = dict(binding)
         b2.update(self._decompose(rl, rvars, ext))
-        need_mask = -(-E // BK) * BK != E
+        need_mask = self._k_masked(E, BK, anchor)
 
         def operand(item, frame) -> str:
             kind, x = item
-            if kind == "acc":
+            if kind == "acc" and x.tensor in opp.inputs and cast:
+                # a tensor-core operand straight from memory keeps its element type (no fp32 round trip)
+                tv = self.access(opp.inputs[x.tensor], self.index_lins(opp, x, b2), 0.0, raw=True)
+            elif kind == "acc":
                 tv = self.read(opp, x, b2, 0.0)
             else:
                 d, ix = x
@@ -912,15 +986,20 @@ class StageGen:
         ca = f"({ca}).to({dt})"
         cb = f"({cb}).to({dt})"
         prec = "" if cast else ', input_precision="ieee"' if not self.gen.tf32 else ""
-        self.em.emit(f"{acc} += tl.dot({ca}, {cb}{prec})", inner)
+        if cast:
+            self.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
+        else:
+            self.em.emit(f"{acc} = tl.dot({ca}, {cb}, {acc}{prec})", inner)
         if loop:
             self.em.close(depth, saved)
         out = TV(acc, (m, n), depth, "f")
+        if anchor and self.stage.split > 1:
+            out = self._combine_split(out, "+=")
         scale = 1.0
         for f in nums:
             scale *= f.value
         if scale != 1.0:
-            out = self.tmp(f"{acc} * {lit(scale)}", (m, n), depth)
+            out = self.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
         return out
 
     def _ordered(self, sub, frame) -> bool:
@@ -932,13 +1011,21 @@ class StageGen:
         st = self.stage
         T = st.tile
         D = st.shape
-        ntiles = st.ntiles
+        items = st.work_items
         nprog = st.programs
-        iters = -(-ntiles // nprog)
+        iters = -(-items // nprog)
         body_saved = self.em.open(f"for it in range(0, {iters}):", 0)
-        self.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
-        if ntiles % nprog:
-            self.em.open(f"if t < {ntiles}:", 1)
+        if st.split > 1:
+            # work item w = (tile t, part ks of its reduction)
+            self.em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
+            self.em.emit(f"t = w // {st.split}", 1)
+            self.em.emit(f"ks = w % {st.split}", 1)
+            guard = "w"
+        else:
+            self.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+            guard = "t"
+        if items % nprog:
+            self.em.open(f"if {guard} < {items}:", 1)
             self.em.active = self.em.active[:1] + [self.em.active[2]]  # depth 1 = inside the if
         idx, self.out_axes = self._tile_index(T, D)
         self.out_idx = tuple(idx)
@@ -972,27 +1059,51 @@ class StageGen:
                 self._push(target, tv)
             else:
                 self._store(target, tv, ix, whole=(kind == "whole"))
+        if self.split_open is not None:  # every part of a split frees its popped tiles, not only the last
+            outer = self.split_open
+            outer.open = None
+            self.em.active = self.em.active[:1] + [outer]
         for p, q in st.pops:
             self.em.emit(self._pop_call("_pop_free", q), 1)
         self.em.close(0, body_saved)
         return self._body_text()
 
     def _tile_index(self, T, D) -> tuple[tuple[Lin, ...], dict[int, str]]:
-        """Index of tile ``t`` (tiles T of shape D, row-major): coordinates from t, one clamped axis per dim > 1."""
+        """Index of tile ``t`` (tiles T of shape D): coordinates from t, one clamped axis per dim > 1.
+
+        Row-major, except for a gemm stage that exchanges no tiles through queues: there the last two dims
+        are walked in groups of ``GROUP_M`` row tiles (consecutive programs share operand tiles in L2). A
+        ``gemv`` tensor-core config pads its row axis to the 16 rows an mma needs."""
         G = [-(-d // t) for d, t in zip(D, T)]
         ntiles = math.prod(G) if G else 1
         gstr = self.strides(G)
         axes: dict[int, str] = {}
         idx: list[Lin] = []
+        grouped = (self.template == "gemm" and len(G) >= 2 and not self.stage.pops and not self.stage.pushes
+                   and self.cfg.get("GROUP_M", 1) > 1 and G[-2] > 1 and G[-1] > 1)
+        gm_code = {}
+        if grouped:
+            gm, gn, GM = G[-2], G[-1], self.cfg["GROUP_M"]
+            r = "t" if ntiles == gm * gn else f"t % {gm * gn}"
+            self.em.emit(f"tg = ({r}) % {GM * gn}", 1)
+            self.em.emit(f"first = (({r}) // {GM * gn}) * {GM}", 1)
+            self.em.emit(f"gsz = tl.minimum({gm} - first, {GM})", 1)
+            gm_code = {len(G) - 2: "first + tg % gsz", len(G) - 1: "tg // gsz"}
         for d, (t, g) in enumerate(zip(T, G)):
             if t > 1:
-                axes[d] = self.new_axis("o", pow2(t))
+                size = pow2(t)
+                if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
+                    size = max(16, size)
+                axes[d] = self.new_axis("o", size)
                 self.clamp[axes[d]] = t
             if g > 1:
                 c = self.fresh("c")
-                code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
-                if gstr[d] * g != ntiles:
-                    code = f"({code}) % {g}"
+                if d in gm_code:
+                    code = gm_code[d]
+                else:
+                    code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
+                    if gstr[d] * g != ntiles:
+                        code = f"({code}) % {g}"
                 self.em.emit(f"{c} = {code}", 1)
                 cl = lscale(self.sym(c, 0, g - 1, 1), t)
             else:
@@ -1098,6 +1209,19 @@ def _mul_combine(a, b):
     return a * b
 
 
+_INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+
+
+@triton.jit
+def _dot_lp(a, b, acc):
+    # bf16 / fp16 operands, fp32 accumulation. Triton's CPU interpreter (3.6) gets low-precision dots wrong,
+    # so there the operands are widened first (exact: a product of two bf16 values fits in fp32)
+    if _INTERPRETED:
+        return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+    else:
+        return tl.dot(a, b, acc)
+
+
 @triton.jit
 def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
     v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
@@ -1164,6 +1288,8 @@ def allocate(device):
     for name, (shape, dt, role) in TENSORS.items():
         if role == "buffer":
             bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
+        elif role == "workspace":  # split-K partial sums: zero before the first launch, zeroed again by each
+            bufs[name] = torch.zeros(shape, dtype=DTYPES[dt], device=device)
         elif role == "constant":
             bufs[name] = _constant((shape, DTYPES[dt], CONSTANTS[name])).to(device)
     for name, (elems, dt) in QUEUE_STORAGE.items():
@@ -1180,7 +1306,7 @@ def launch(state, tensors, watchdog=0):
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     for k in KERNELS:
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
-                              num_warps=k["num_warps"])
+                              num_warps=k["num_warps"], num_stages=k["num_stages"])
     ep.add_(1)
     return [env[o] for o in OUTPUTS]
 
@@ -1197,7 +1323,8 @@ def residency(state, tensors):
     out = []
     for k in KERNELS:
         args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
-        ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], grid=(k["grid"],))
+        ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
+                            grid=(k["grid"],))
         ck._init_handles()
         threads = 32 * k["num_warps"]
         regs = max(1, ck.n_regs) * threads
@@ -1282,7 +1409,7 @@ class TritonGen:
         return (f'"""Generated by Kitsune (kitsune-opt -t triton): {len(p.kernels)} kernel(s), {len(p.queues)} '
                 f'queue(s).\n\nInterface: allocate(device) -> state; launch(state, {{name: tensor}}, watchdog=0) -> '
                 f'outputs;\ncheck(state) raises QueueTimeout when a debug watchdog fired.\n"""\n'
-                "import base64\nimport io\n\nimport numpy as np\nimport torch\nimport triton\n"
+                "import base64\nimport io\nimport os\n\nimport numpy as np\nimport torch\nimport triton\n"
                 "import triton.language as tl\n")
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
@@ -1331,7 +1458,8 @@ class TritonGen:
             sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "WATCHDOG": "constexpr"})
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
-                         f"\"num_warps\": {k.warps}, \"tensors\": {tensors!r}, \"signature\": {sig!r}, "
+                         f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
+                         f"\"signature\": {sig!r}, "
                          f"\"constexprs\": {{\"WATCHDOG\": 0}}}},")
         lines.append("]")
         return "\n".join(lines) + "\n"

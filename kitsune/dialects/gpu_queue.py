@@ -373,6 +373,26 @@ class StageOp(IRDLOperation):
     def num_tiles(self) -> int:
         return math.prod(self.grid())
 
+    def template(self) -> str:
+        """The schedule template (``kitsune-choose-schedules``; 'generic' when none was chosen)."""
+        t = self.attributes.get("template")
+        return t.data if isinstance(t, StringAttr) else "generic"
+
+    def config(self) -> dict[str, int]:
+        """The template's config (an empty dict for the generic evaluator)."""
+        c = self.attributes.get("config")
+        if c is None:
+            return {}
+        return {k: int(v.value.data) for k, v in c.data.items()}
+
+    def split(self) -> int:
+        """Programs that share one tile's reduction (a split-K config field), 1 without a split."""
+        return max(1, self.config().get("SPLIT", 1))
+
+    def work_items(self) -> int:
+        """(tile, reduction part) pairs the stage's programs work through."""
+        return self.num_tiles() * self.split()
+
     def pops(self) -> list[PopOp]:
         return [o for o in self.body.blocks.first.ops if isinstance(o, PopOp)]
 

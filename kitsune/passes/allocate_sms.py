@@ -42,6 +42,9 @@ from kitsune.dialects import gpu_queue as gq
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes, fmt_loc
 from kitsune.gpu import GPU, parse_gpu_option
+from kitsune.schedule import occupancy
+from kitsune.schedule.configs import CONFIGS, Problem, config_from
+from kitsune.schedule.occupancy import Resources
 from xdsl.passes import ModulePass
 
 REGS_PER_THREAD = 128
@@ -49,27 +52,37 @@ BK = 64
 PIPE = 3
 
 
-def stage_needs(st: gq.StageOp, gpu: GPU) -> tuple[int, int]:
-    """(warps, shared-memory bytes) of one stage."""
+def stage_resources(st: gq.StageOp, gpu: GPU) -> Resources:
+    """Warps, registers per thread and shared memory of one stage, before the first compile: the template's
+    resource model when ``kitsune-choose-schedules`` gave the stage a config, else a model of the generic
+    evaluator (a contraction stages ``(tile_m + tile_n) x 64`` operand tiles, 3-deep; 8 warps for tiles of at
+    least 128 x 128)."""
     ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
     contr = [o for o in ops if o.OPDEF.category == "contraction"]
+    eb = max([elem_bytes(o.operands[0].type) for o in contr] or [2])
+    cfg = st.config()
+    if cfg and st.template() in CONFIGS:
+        c = config_from(st.template(), cfg)
+        return c.resources(Problem(st.template(), elem_bytes=eb))
     if not contr:
-        return 4, 0
+        return Resources(4, REGS_PER_THREAD, 0)
     tile = st.tile_sizes()
     tn = tile[-1] if tile else 1
     tm = tile[-2] if len(tile) >= 2 else 1
-    eb = max(elem_bytes(o.operands[0].type) for o in contr)
     smem = min((tm + tn) * BK * eb * PIPE, gpu.smem_per_cta_bytes)
     warps = 8 if tm * tn >= 128 * 128 else 4
-    return warps, smem
+    return Resources(warps, REGS_PER_THREAD, smem)
 
 
-def ctas_per_sm(warps: int, smem: int, gpu: GPU) -> int:
-    c = min(gpu.max_ctas_per_sm, gpu.max_threads_per_sm // (warps * 32),
-            gpu.regs_per_sm // (warps * 32 * REGS_PER_THREAD))
-    if smem > 0:
-        c = min(c, gpu.smem_per_sm_bytes // smem)
-    return max(1, c)
+def stage_needs(st: gq.StageOp, gpu: GPU) -> tuple[int, int]:
+    """(warps, shared-memory bytes) of one stage."""
+    r = stage_resources(st, gpu)
+    return r.warps, r.smem_bytes
+
+
+def ctas_per_sm(warps: int, smem: int, gpu: GPU, regs: int = REGS_PER_THREAD) -> int:
+    """CTAs per SM of a kernel (the one occupancy function, at least 1)."""
+    return max(1, occupancy.ctas_per_sm(Resources(warps, regs, smem), gpu))
 
 
 def scaled_gpu(gpu: GPU, s: int) -> GPU:
@@ -85,9 +98,9 @@ class StageCost:
 
     def __init__(self, st: gq.StageOp, gpu: GPU, ctas: int):
         ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
-        e = cost.estimate_task(ops, gpu, tiles=st.num_tiles(), ctas_per_sm=ctas, launch=False)
+        e = cost.estimate_task(ops, gpu, tiles=st.work_items(), ctas_per_sm=ctas, launch=False)
         self.fl, self.bytes = e.flops_by_class, e.bytes
-        self.tiles = st.num_tiles()
+        self.tiles = st.work_items()
         self.ctas = ctas
         self.useful = max(1, math.ceil(self.tiles / ctas))
         self.gpu = gpu
@@ -154,10 +167,11 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
             f"{fmt_loc(k)}'gpu_queue.kernel' \"{k.kernel_name}\" has {len(stages)} concurrent stages but "
             f"{gpu.name} has only {gpu.sm_count} SMs (each stage needs at least one); split the kernel "
             f"(convert-dataflow-to-gpu-queue does so for the GPU it is given)")
-    needs = [stage_needs(s, gpu) for s in stages]
-    warps = max(w for w, _ in needs)
-    smem = max(m for _, m in needs)
-    ctas = ctas_per_sm(warps, smem, gpu)
+    needs = [stage_resources(s, gpu) for s in stages]
+    warps = max(r.warps for r in needs)
+    smem = max(r.smem_bytes for r in needs)
+    regs = max(r.regs_per_thread for r in needs)
+    ctas = ctas_per_sm(warps, smem, gpu, regs)
     costs = [StageCost(s, gpu, ctas) for s in stages]
     alloc = allocate(costs, gpu.sm_count)
     lo = 0

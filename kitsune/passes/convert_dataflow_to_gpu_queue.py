@@ -185,8 +185,12 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
                     body.add_op(gq.YieldOp(yvals))
                 else:
                     body.add_op(o.clone(value_mapper=vmap))
+            sattrs = {"kind": t.kind}
+            for a in ("template", "config"):
+                if a in t.attributes:
+                    sattrs[a] = t.attributes[a]
             st = gq.StageOp(t.task_name, (si, si + 1), t.tile_sizes(), sins, [r.type for r in t.outs], Region(body),
-                            {"kind": t.kind})
+                            sattrs)
             stages.append(st)
             for r, sr in zip(t.results, st.results):
                 if r in escapes:

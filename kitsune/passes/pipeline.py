@@ -1,7 +1,9 @@
 """kitsune-pipeline: graph -> gpu_queue in one pass.
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-form-regions``,
-``kitsune-split-reduction`` (filling the GPU's SMs), ``convert-dataflow-to-gpu-queue``
+``kitsune-choose-schedules`` (template, config, tile per task),
+``kitsune-split-reduction`` (filling the GPU's SMs with the tasks no template
+splits in the kernel: attention, generic tasks), ``convert-dataflow-to-gpu-queue``
 (``mode``) and ``kitsune-allocate-sms`` (``gpu``), verifying the module after each.
 """
 
@@ -30,12 +32,17 @@ class KitsunePipelinePass(ModulePass):
     """Run graph-canonicalize first."""
     split: bool = True
     """Run kitsune-split-reduction."""
+    templates: bool = True
+    """Schedule templates (off: every task runs on the generic evaluator with form-regions' tiles)."""
+    tuning_db: bool = True
+    """Read configs from the tuning database (off: heuristic defaults)."""
     report: bool = False
     """Print the SM allocation to stderr."""
 
     def passes(self) -> list[ModulePass]:
         from kitsune.passes.allocate_sms import AllocateSMsPass
         from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
+        from kitsune.passes.choose_schedules import ChooseSchedulesPass
         from kitsune.passes.form_regions import FormRegionsPass
         from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
         from kitsune.passes.split_reduction import SplitReductionPass
@@ -45,6 +52,7 @@ class KitsunePipelinePass(ModulePass):
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
         out.append(FormRegionsPass())
+        out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count))
         out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu))

@@ -144,6 +144,8 @@ class SplitReductionPass(ModulePass):
             for t in g.tasks():
                 if t.task_kind in ("partial", "combine"):
                     continue
+                if "config" in t.attributes:
+                    continue  # a template splits its reduction in the kernel (the config's SPLIT field)
                 self.split(t)
 
     def choose(self, t: df.TaskOp) -> tuple[Operation, int] | None:

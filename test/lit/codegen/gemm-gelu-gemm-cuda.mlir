@@ -1,22 +1,22 @@
 // GEMM -> GELU -> GEMM through the whole pipeline to CUDA C++, in both schedules.
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow}' -t cuda | filecheck %s --check-prefix=DF
-// DF: // KITSUNE_TENSORS: x,fc1_weight,fc1_bias,fc2_weight,fc2_bias,k0_out0,queue_k0_q0,
+// DF: // KITSUNE_TENSORS: x,fc1_weight,fc1_bias,fc2_weight,fc2_bias,k0_out0,queue_k0_q0
 // The queue primitives: ld.acquire.gpu spin with a watchdog, red.release.gpu.
 // DF: ld.acquire.gpu.global.s32
 // DF: red.release.gpu.global.add.s32
 // DF: while (kt_ld_acquire(p) < target) {
 // DF: atomicMax(err, qid + 1)
-// DF: // stage "linear_0_part0" of kernel "k0": programs [0, [[P1:[0-9]+]]), tile [128, 128]
+// DF: // stage "linear_0" of kernel "k0": programs [0, [[P1:[0-9]+]]), tile [128, 128]
 // DF: // publish tile t of queue "q0": release-increment filled[t % 16]
 // DF-NEXT: __syncthreads();
 // DF-NEXT: if (threadIdx.x == 0) { __threadfence(); kt_red_release(P.counters + 0 + (t % 16LL), 1); }
-// DF: stage_k0_linear_0_combine(const Params& P, int pid, int e) {
-// DF: // pop "q0" (tile): acquire-wait on filled[slot] >= e * uses(slot) + j / cap + 1
+// DF: stage_k0_linear_1(const Params& P, int pid, int e) {
+// DF: // pop "q0" (rows): acquire-wait on filled[slot] >= e * uses(slot) + j / cap + 1
 // DF: kt_wait_geq(P.counters + 0 + (s),
 // DF: __global__ void __launch_bounds__(256) kitsune_k0(Params P) {
 // DF: extern "C" int kitsune_launch(void** tensors, int* counters, int* epoch, int* err, long long watchdog, cudaStream_t stream) {
-// DF: kitsune_k0<<<66, 256, 0, stream>>>(P);
+// DF: kitsune_k0<<<96, 256, 0, stream>>>(P);
 // DF-NOT: kitsune_k1<<<
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t cuda | filecheck %s --check-prefix=BS

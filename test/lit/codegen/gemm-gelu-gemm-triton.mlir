@@ -13,35 +13,50 @@
 // DF-NEXT: # all stores of the tile are done (barrier), then publish it (release)
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
-// One persistent kernel; stages on disjoint program ranges, in order.
-// DF: # kernel "k0": grid [[GRID:[0-9]+]], 8 warps, {{[0-9]+}} stage(s), {{[0-9]+}} queue(s)
-// DF: # queue "q0" (id 0): "linear_0_part0" -> "linear_0_combine", tile [128, 128] x 16, 16 slots, relation tile, 1 reader(s) per tile
-// DF: # stage "linear_0_part0" (partial): programs [0, [[P1:[0-9]+]]), tile [128, 128] of [256, 1024]
-// DF: tl.dot(
+// One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template with
+// its K split across programs in the kernel (no replicated partial tasks): partial sums meet in an fp32
+// workspace, the last program of a tile (acquire-release counter) runs the epilogue.
+// DF: # kernel "k0": grid [[GRID:[0-9]+]], 8 warps, 2 stage(s), 1 queue(s)
+// DF: # queue "q0" (id 0): "linear_0" -> "linear_1", tile [128, 128] x 16, 16 slots, relation rows, [[R:[0-9]+]] reader(s) per tile
+// DF: # stage "linear_0" (contraction): programs [0, [[P1:[0-9]+]]), tile [128, 128] of [256, 1024], 16 tiles
+// DF: w = pid - 0 + it * [[P1]]
+// DF-NEXT: t = w // [[S1:[0-9]+]]
+// DF-NEXT: ks = w % [[S1]]
+// DF: for [[K:k[0-9]+]] in range(0, {{[0-9]+}}, 64):
+// DF: [[ACC:acc[0-9]+]] = _dot_lp(
+// DF: tl.atomic_add(k0_linear_0_partials + {{.*}}, [[ACC]], sem="relaxed")
+// DF-NEXT: tl.debug_barrier()
+// DF-NEXT: arrived = tl.atomic_add(ctr + {{[0-9]+}} + t, 1, sem="acq_rel", scope="gpu")
+// DF-NEXT: if arrived % [[S1]] == {{[0-9]+}}:
+// DF: tl.store(k0_linear_0_partials + {{.*}}, tl.zeros([128, 128], tl.float32))
+// DF: tl.erf(
 // DF: _push_wait(ctr, 0, t,
 // DF-NEXT: tl.store(queue_k0_q0 +
 // DF-NEXT: _push_done(ctr, 0, t,
-// DF: # stage "linear_0_combine" (combine): programs [{{[0-9]+}}, {{[0-9]+}})
-// DF: _pop_wait(ctr, 0, t, 1, {{.*}}  # queue "q0" (tile) from stage "linear_0_part0"
-// DF: tl.erf(
-// DF: _pop_free(ctr, 0, t, 1,
-// A partial product of the second GEMM waits on its row band of the GELU output.
-// DF: # stage "linear_1_part0" (partial)
-// DF: _pop_wait(ctr, {{[0-9]+}}, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "{{q[0-9]+}}" (rows) from stage "linear_0_combine"
-// DF: tl.dot(
+// A part of the second GEMM waits on its row band of the GELU output, and every part frees it.
+// DF: # stage "linear_1" (contraction): programs [[[P1]], {{[0-9]+}})
+// DF: _pop_wait(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "q0" (rows) from stage "linear_0"
+// DF: _dot_lp(
+// DF: if arrived %
+// DF: tl.store(k0_out0 +
+// DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
 // DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr):
 // DF: epoch = tl.load(epoch_ptr)
 // DF-NEXT: pid = tl.atomic_add(ctr + [[TICKET:[0-9]+]], 1) - epoch * [[GRID]]
 // DF-NEXT: if pid < [[P1]]:
-// DF-NEXT: k0_linear_0_part0(pid,
+// DF-NEXT: k0_linear_0(pid,
+// DF: TENSORS = {
+// DF: 'k0_linear_0_partials': ((256, 1024), 'f32', 'workspace'),
 // DF: KERNELS = [
-// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8,
+// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8, "num_stages": 4,
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
 // BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)
 // BS-NOT: _pop_wait(ctr
-// BS: # stage "linear_0_part0" (partial): programs [0, {{[0-9]+}})
-// BS: tl.dot(
+// BS: # stage "linear_0" (contraction): programs [0, {{[0-9]+}})
+// Without queues the gemm template walks tiles in groups of GROUP_M row tiles.
+// BS: tg = (t) % {{[0-9]+}}
+// BS: _dot_lp(
 // BS: tl.store(k0_out0 +
 // BS: # kernel "k1": grid
 // BS-NOT: _pop_wait(ctr

@@ -1,0 +1,132 @@
+"""bench/kernels: each template on the suite's shapes, next to the torch op, in one run (GPU).
+
+For every task of the suite's workloads (full size, bf16) that ``kitsune-choose-schedules`` gives a
+template, the task is lowered on its own and timed (CUDA-graph replays, ``kitsune.schedule.isolate``) with
+the config ``kitsune.compile`` would use (tuning database, then heuristic) and with the heuristic default
+alone; next to it the torch op of its anchor on the same shapes (``F.linear`` / ``torch.matmul``: cuBLAS,
+without the task's fused epilogue). Columns: ms, TFLOP/s, GB/s, % of the roofline (max of FLOPs / 800
+TFLOP/s and bytes / 3.0 TB/s, the measured H100 ceilings). Results: JSON (``--json``), a table last.
+
+    python3 bench/kernels/run.py [--workloads a,b] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import sys
+
+import torch
+import triton
+from triton.testing import do_bench
+
+PEAK_FLOPS, PEAK_BW = 800e12, 3.0e12
+
+
+def torch_peer(anchor, device):
+    """A callable running the anchor's torch op on random inputs of its shapes, or None."""
+    from kitsune.dialects.regions import tensor_shape
+
+    name = anchor.OPDEF.name
+    shapes = [tensor_shape(o.type) for o in anchor.operands]
+    args = [torch.randn(s, device=device, dtype=torch.bfloat16) / math.sqrt(max(1, s[-1])) for s in shapes]
+    if name == "linear":
+        return lambda: torch.nn.functional.linear(*args)
+    if name == "matmul":
+        a = anchor.attrs()
+        x, y = args
+        x = x.transpose(-1, -2) if a.get("transpose_a") else x
+        y = y.transpose(-1, -2) if a.get("transpose_b") else y
+        return lambda: torch.matmul(x, y)
+    return None
+
+
+def graph_ms(fn, reps=10):
+    from kitsune.runtime.program import capture_graph
+
+    g, _ = capture_graph(lambda: [fn() for _ in range(reps)])
+    return do_bench(g.replay, warmup=25, rep=200, return_mode="median") / reps
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", default="all")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--no-default", action="store_true", help="skip timing the heuristic default separately")
+    a = ap.parse_args()
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.models import WORKLOADS, get_workload
+    from kitsune.runtime.program import Program
+    from kitsune.schedule import db, isolate
+    from kitsune.schedule.configs import default_config
+    from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import gemm_tile
+    from kitsune.tools.tune import scheduled_tasks
+
+    gpu = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
+    names = sorted(WORKLOADS) if a.workloads == "all" else a.workloads.split(",")
+    rows, seen = [], set()
+    for w in names:
+        model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
+        gm, _ = import_module(model, inputs)
+        for task, c in scheduled_tasks(gm, gpu):
+            if c.problem is None:
+                continue
+            p = c.problem
+            key = (p.template, p.key())
+            if key in seen:
+                continue
+            seen.add(key)
+            row = dict(workload=w, task=task.task_name, template=p.template, M=p.M, N=p.N, K=p.K, batch=p.batch)
+            flops = 2.0 * p.M * p.N * p.K * p.batch
+            nbytes = (p.M * p.K + p.N * p.K + p.M * p.N) * p.batch * p.elem_bytes
+            floor = max(flops / PEAK_FLOPS, nbytes / PEAK_BW) * 1e3
+            base = isolate.task_module(task)
+            ins = isolate.random_inputs(base, "cuda")
+            r = roles_of(c.anchor)
+            tuned = db.lookup(p, gpu)
+            variants = [("used", tuned or default_config(p, gpu))]
+            if tuned is not None and not a.no_default:
+                variants.append(("default", default_config(p, gpu)))
+            for label, cfg in variants:
+                try:
+                    m = isolate.lower(isolate.with_config(base, p.template, cfg, gemm_tile(r, p.template, cfg)), gpu)
+                    prog = Program.from_module(m, None, "cuda")
+                    prog(*ins)
+                    ms = isolate.measure(prog, ins)
+                    row[f"{label}_ms"] = ms
+                    row[f"{label}_config"] = cfg.as_dict()
+                except Exception as e:  # noqa: BLE001
+                    row[f"{label}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150] if str(e) else ''}"
+            peer = torch_peer(c.anchor, "cuda")
+            if peer is not None:
+                row["torch_ms"] = graph_ms(peer)
+            ms = row.get("used_ms")
+            if ms:
+                row.update(tflops=flops / ms * 1e-9, gbs=nbytes / ms * 1e-6, roofline=floor / ms,
+                           vs_torch=row.get("torch_ms", float("nan")) / ms)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    meta = dict(device=torch.cuda.get_device_name(), date=datetime.date.today().isoformat(),
+                torch=torch.__version__, triton=triton.__version__, peak_flops=PEAK_FLOPS, peak_bw=PEAK_BW)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(dict(meta, rows=rows), f, indent=1)
+    print(f"{meta['device']} {meta['date']} torch {meta['torch']} triton {meta['triton']}")
+    print(f"{'workload':<16} {'task':<12} {'tpl':<5} {'M':>6} {'N':>6} {'K':>6} {'ms':>8} {'default':>8} {'torch':>8} "
+          f"{'TF/s':>6} {'GB/s':>6} {'roof%':>6} {'x torch':>7}")
+    for r in rows:
+        def f(k, scale=1.0, fmt="8.4f"):
+            v = r.get(k)
+            return format(v * scale, fmt) if isinstance(v, (int, float)) and not math.isnan(v) else "-".rjust(8)
+        print(f"{r['workload']:<16} {r['task']:<12} {r['template']:<5} {r['M']:>6} {r['N']:>6} {r['K']:>6} "
+              f"{f('used_ms')} {f('default_ms')} {f('torch_ms')} {f('tflops', 1, '6.0f')} {f('gbs', 1, '6.0f')} "
+              f"{f('roofline', 100, '6.1f')} {f('vs_torch', 1, '7.2f')}"
+              + (f"  ERROR {r['used_error']}" if "used_error" in r else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""kitsune-choose-schedules: give every dataflow task a template, a config and hence its tile.
+
+Per task (``kitsune.schedule.select.choose``): the template follows from the roles
+of the anchor comprehension's index variables (gemm, gemv, row, pointwise,
+generic); the config comes from the tuning database (``db=true``) or the
+heuristic default; the tile follows from the config. Recorded on the task as
+attributes::
+
+    dataflow.task "linear_0" contraction (...) tile [128, 256] {template = "gemm",
+        config = {BM = 128, BN = 256, BK = 64, GROUP_M = 8, SPLIT = 1, warps = 8, stages = 3},
+        schedule = "heuristic: roles M=d0:1024 N=n:6144 K=k:12288"}
+
+A split reduction is a config field (``SPLIT``): the template reduces the
+partial sums in the kernel, so no task is replicated. Tasks whose tile changed
+keep their channels legal: a pointwise consumer reading a re-tiled producer tile
+for tile adopts the producer's tile, and a channel whose relation no longer fits
+the two tiles is weakened (tile -> rows -> all).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.passes import ModulePass
+
+from kitsune.dialects import dataflow as df
+from kitsune.dialects.regions import tensor_shape
+from kitsune.gpu import parse_gpu_option
+from kitsune.schedule.select import choose
+
+REL_ORDER = ("tile", "rows", "all")
+
+
+def config_attr(cfg) -> DictionaryAttr:
+    return DictionaryAttr({k: IntegerAttr(int(v), i64) for k, v in cfg.as_dict().items()})
+
+
+def set_tile(task: df.TaskOp, tile) -> None:
+    task.tile = DenseArrayBase.from_list(i64, [int(t) for t in tile])
+
+
+def _channel(src, rel: str, after) -> df.ChannelOp:
+    for u in src.uses:
+        o = u.operation
+        if isinstance(o, df.ChannelOp) and o.rel == rel:
+            return o
+    ch = df.ChannelOp(src, rel)
+    after.parent_block().insert_op_after(ch, after)
+    return ch
+
+
+def legalise_channels(g: df.GraphOp) -> None:
+    """Weaken every channel use whose relation no longer fits its producer's and consumer's tiles."""
+    for ch in [o for o in g.body.blocks.first.ops if isinstance(o, df.ChannelOp)]:
+        prod = ch.source.owner
+        if not isinstance(prod, df.TaskOp):
+            continue
+        for use in list(ch.result.uses):
+            cons = use.operation
+            if not isinstance(cons, df.TaskOp) or df.relation_error(ch.rel, prod, tensor_shape(ch.result.type),
+                                                                     cons) is None:
+                continue
+            for rel in REL_ORDER[REL_ORDER.index(ch.rel) + 1:]:
+                if df.relation_error(rel, prod, tensor_shape(ch.result.type), cons) is None:
+                    new = _channel(ch.source, rel, ch)
+                    cons.operands = [new.result if i == use.index else o for i, o in enumerate(cons.operands)]
+                    break
+    for ch in [o for o in g.body.blocks.first.ops if isinstance(o, df.ChannelOp)]:
+        if not ch.result.uses:
+            ch.detach()
+            ch.erase()
+
+
+@dataclass(frozen=True)
+class ChooseSchedulesPass(ModulePass):
+    """Template, config and tile for every dataflow task (roles of the anchor; tuning database or heuristic)."""
+
+    name = "kitsune-choose-schedules"
+
+    gpu: str = "h100"
+    """GPU preset the configs are chosen for (and the tuning database is keyed by)."""
+    db: bool = True
+    """Look configs up in the tuning database (off: heuristic defaults only)."""
+    templates: bool = True
+    """Use the templates (off: every task generic, with form-regions' tiles: the old code generator)."""
+    remarks: bool = False
+    """Print each task's choice to stderr."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        gpu = parse_gpu_option(self.gpu)
+        for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            for t in g.tasks():
+                if "template" in t.attributes:
+                    continue  # chosen already (a re-run, or given by hand)
+                c = choose(t, gpu, use_db=self.db) if self.templates else None
+                if c is None or c.template in ("generic", "pointwise"):
+                    template = c.template if c is not None else "generic"
+                    t.attributes["template"] = StringAttr(template)
+                    if c is not None and c.note:
+                        t.attributes["schedule"] = StringAttr(c.note)
+                    continue
+                set_tile(t, c.tile)
+                t.attributes["template"] = StringAttr(c.template)
+                t.attributes["config"] = config_attr(c.config)
+                t.attributes["schedule"] = StringAttr(f"{c.source}: {c.note}")
+                if self.remarks:
+                    print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
+                          f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
+            self._follow_tiles(g)
+            legalise_channels(g)
+
+    @staticmethod
+    def _follow_tiles(g: df.GraphOp) -> None:
+        """A pointwise task reading a templated producer's result of its own shape, tile for tile, takes the
+        producer's tile (so the channel stays a tile-for-tile queue)."""
+        for t in g.tasks():
+            if t.attributes.get("template") != StringAttr("pointwise"):
+                continue
+            for o in t.ins:
+                ch = o.owner
+                if not isinstance(ch, df.ChannelOp) or ch.rel != "tile":
+                    continue
+                prod = ch.source.owner
+                if isinstance(prod, df.TaskOp) and "config" in prod.attributes and \
+                        tensor_shape(prod.outs[0].type) == tensor_shape(t.outs[0].type):
+                    set_tile(t, prod.tile_sizes())
+                    break
+
+
+__all__ = ["ChooseSchedulesPass", "legalise_channels", "config_attr"]

@@ -1,0 +1,260 @@
+"""Schedule configs: per template a frozen dataclass with its search space, resource model and cost estimate.
+
+A config is what a template needs to emit a kernel: block sizes, warps, pipeline
+depth, the reduction split. ``space(problem)`` lists the candidates ``kitsune-tune``
+times; ``default(problem)`` is the heuristic choice (the candidate the cost model
+ranks first) used without a GPU or for a shape the tuning database has not seen;
+``resources()`` is the register / shared-memory model the occupancy function
+uses before the first compile. Configs print as, and parse from, flat dicts
+(the ``config`` attribute of a task or stage).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
+
+from kitsune.gpu import GPU, get_gpu
+from kitsune.schedule.occupancy import Resources, ctas_per_sm
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a template instance computes, as the config heuristics see it."""
+
+    template: str
+    M: int = 1  # rows (M role; for gemv the skinny side)
+    N: int = 1  # columns
+    K: int = 1  # reduction extent
+    batch: int = 1
+    elem_bytes: int = 2
+    out_elems: int = 0  # pointwise / row templates: elements of the output
+    row: int = 0  # row templates: row length
+    rows: int = 0
+    split_ok: bool = True  # the epilogue allows a split reduction (elementwise only)
+
+    def key(self) -> str:
+        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+
+
+def _pow2_le(n: int) -> int:
+    return 1 << (max(1, int(n)).bit_length() - 1)
+
+
+def _pow2_ge(n: int) -> int:
+    return 1 << max(0, (max(1, int(n)) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class Config:
+    template: ClassVar[str] = ""
+    warps: int = 4
+    stages: int = 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Config":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: (bool(v) if isinstance(getattr(cls, k, None), bool) else int(v))
+                      for k, v in d.items() if k in names})
+
+    def resources(self, p: Problem) -> Resources:
+        return Resources(self.warps, 64, 0)
+
+    def tile(self, p: Problem) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def work_items(self, p: Problem) -> int:
+        return 1
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        return 0.0
+
+
+@dataclass(frozen=True)
+class GemmConfig(Config):
+    """gemm: BM x BN output tiles, a pipelined K loop of BK, grouped tile order, an optional split of K."""
+
+    template: ClassVar[str] = "gemm"
+    BM: int = 128
+    BN: int = 128
+    BK: int = 64
+    GROUP_M: int = 8
+    SPLIT: int = 1
+    warps: int = 8
+    stages: int = 3
+
+    def resources(self, p: Problem) -> Resources:
+        smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages
+        acc = self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
+        return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0)), smem)
+
+    def tile(self, p: Problem) -> tuple[int, int]:
+        return (min(self.BM, p.M), min(self.BN, p.N))
+
+    def tiles(self, p: Problem) -> int:
+        return math.ceil(p.M / self.BM) * math.ceil(p.N / self.BN) * p.batch
+
+    def work_items(self, p: Problem) -> int:
+        return self.tiles(p) * self.SPLIT
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        ctas = max(1, ctas_per_sm(self.resources(p), gpu))
+        slots = gpu.sm_count * ctas
+        items = self.work_items(p)
+        waves = math.ceil(items / slots)
+        # per-CTA tensor-core efficiency of a tile shape (bigger tiles reuse operands better)
+        shape_eff = {128 * 256: 1.0, 128 * 128: 0.85, 64 * 256: 0.8, 64 * 128: 0.7}.get(self.BM * self.BN, 0.55)
+        flops = 2.0 * p.M * p.N * p.K * p.batch
+        # padded work: tiles cut at the matrix edges still cost a whole tile
+        padded = self.tiles(p) * self.BM * self.BN * p.K * 2.0
+        per_item = padded / items / (gpu.tc_bf16_flops / gpu.sm_count * shape_eff / ctas)
+        compute = waves * per_item
+        nbytes = (p.M * p.K * math.ceil(p.N / self.BN) / max(1, min(8, math.ceil(p.N / self.BN)))
+                  + p.N * p.K * math.ceil(p.M / self.BM) / max(1, min(self.GROUP_M, math.ceil(p.M / self.BM)))
+                  ) * p.elem_bytes * p.batch + p.M * p.N * p.batch * p.elem_bytes
+        if self.SPLIT > 1:
+            nbytes += p.M * p.N * p.batch * 4 * 3  # fp32 partials: atomics in, one read, one zeroing
+        memory = nbytes / gpu.dram_bw
+        return max(compute, memory, flops / gpu.tc_bf16_flops)
+
+    @staticmethod
+    def space(p: Problem) -> list["GemmConfig"]:
+        out = []
+        for BM, BN, w, st in ((128, 256, 8, 3), (128, 128, 8, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 4)):
+            for split in (1, 2, 3, 4, 6, 8):
+                if split > 1 and (not p.split_ok or p.K < 2 * split * 64 or BM * BN > 128 * 128):
+                    continue  # (a split's combine holds two accumulators: larger tiles spill)
+                if BN > max(64, _pow2_ge(p.N)) or BM > max(64, _pow2_ge(p.M)):
+                    continue
+                out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=split, warps=w, stages=st))
+        return out or [GemmConfig(BM=64, BN=64, BK=32, warps=4, stages=2)]
+
+
+@dataclass(frozen=True)
+class GemvConfig(Config):
+    """gemv / skinny gemm (M <= 16): BN columns per program, K in chunks of BK, K split over SPLIT programs
+    reduced in the kernel (fp32 atomics; the last program of a column block runs the epilogue).
+    ``DOT``: pad M to 16 rows and use the tensor cores (mma) instead of FMAs."""
+
+    template: ClassVar[str] = "gemv"
+    BN: int = 16
+    BK: int = 256
+    SPLIT: int = 1
+    DOT: bool = False
+    warps: int = 4
+    stages: int = 3
+
+    def resources(self, p: Problem) -> Resources:
+        regs = 32 + (self.BN * self.BK) // (32 * self.warps) * (1 if self.DOT else 2)
+        smem = (16 + self.BN) * self.BK * p.elem_bytes * self.stages if self.DOT else 0
+        return Resources(self.warps, min(255, regs), smem)
+
+    def tile(self, p: Problem) -> tuple[int, int]:
+        return (p.M, min(self.BN, p.N))
+
+    def work_items(self, p: Problem) -> int:
+        return math.ceil(p.N / self.BN) * self.SPLIT * p.batch
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        items = self.work_items(p)
+        ctas = max(1, ctas_per_sm(self.resources(p), gpu))
+        active = min(gpu.sm_count, math.ceil(items / ctas))
+        bw = min(gpu.dram_bw, active * gpu.sm_dram_bw)
+        nbytes = (p.N * p.K + p.M * p.K * math.ceil(p.N / self.BN)) * p.elem_bytes * p.batch
+        if self.SPLIT > 1:
+            nbytes += p.M * p.N * p.batch * 4 * 3
+        # too few loads in flight per SM: one BN x BK tile per CTA
+        inflight = ctas * self.BN * self.BK * p.elem_bytes
+        lat = 1.0 if inflight >= 64 * 1024 else inflight / (64 * 1024)
+        return nbytes / (bw * lat) + (2e-6 if self.SPLIT > 1 else 0.0)
+
+    @staticmethod
+    def space(p: Problem) -> list["GemvConfig"]:
+        out = []
+        for dot in ((False, True) if p.M > 1 else (False,)):
+            for BN in ((32, 64) if dot else (16, 32, 64)):
+                for BK in (128, 256, 512):
+                    for split in (1, 2, 4, 8):
+                        if split > 1 and (not p.split_ok or p.K < split * BK):
+                            continue
+                        if BK > 2 * _pow2_ge(p.K):
+                            continue
+                        out.append(GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=dot, warps=4))
+        return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
+
+
+@dataclass(frozen=True)
+class PointwiseConfig(Config):
+    """pointwise (and the generic evaluator's shell): BLOCK_ROWS x BLOCK_COLS output tiles."""
+
+    template: ClassVar[str] = "pointwise"
+    BM: int = 32
+    BN: int = 128
+    warps: int = 4
+
+    def tile(self, p: Problem) -> tuple[int, int]:
+        return (self.BM, self.BN)
+
+    @staticmethod
+    def space(p: Problem) -> list["PointwiseConfig"]:
+        return [PointwiseConfig(BM=bm, BN=bn, warps=w) for bm, bn, w in
+                ((1, 1024, 4), (8, 256, 4), (16, 128, 4), (32, 128, 4), (64, 64, 4), (32, 256, 8))]
+
+
+@dataclass(frozen=True)
+class RowConfig(Config):
+    """row reduction: BM whole rows per program (statistics computed once per row band, in registers)."""
+
+    template: ClassVar[str] = "row"
+    BM: int = 1
+    warps: int = 4
+
+    def tile(self, p: Problem) -> tuple[int, int]:
+        return (self.BM, p.row)
+
+    @staticmethod
+    def space(p: Problem) -> list["RowConfig"]:
+        return [RowConfig(BM=bm, warps=w) for bm in (1, 2, 4, 8, 16) for w in (4, 8)
+                if bm * _pow2_ge(p.row) <= 32768]
+
+
+@dataclass(frozen=True)
+class GenericConfig(Config):
+    """generic: the comprehension evaluator with the task's tile (the correctness fallback)."""
+
+    template: ClassVar[str] = "generic"
+    warps: int = 4
+
+
+CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, PointwiseConfig, RowConfig,
+                                                             GenericConfig)}
+
+
+def config_from(template: str, d: dict) -> Config:
+    return CONFIGS[template].from_dict(d)
+
+
+def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
+    """The heuristic choice: the candidate of the template's space the cost model ranks first."""
+    gpu = get_gpu(gpu)
+    cls = CONFIGS[p.template]
+    if p.template in ("gemm", "gemv"):
+        cands = cls.space(p)
+        return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
+    if p.template == "row":
+        need = _pow2_ge(p.row)
+        bm = max(1, min(16, 4096 // need)) if need <= 4096 else 1
+        while bm > 1 and math.ceil(p.rows / bm) < 2 * gpu.sm_count:
+            bm //= 2
+        return RowConfig(BM=bm, warps=8 if need * bm >= 8192 else 4)
+    if p.template == "pointwise":
+        return PointwiseConfig()
+    return GenericConfig()
+
+
+__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "PointwiseConfig", "RowConfig", "GenericConfig",
+           "CONFIGS", "config_from", "default_config"]

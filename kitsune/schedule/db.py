@@ -1,0 +1,93 @@
+"""The tuning database: winners of ``kitsune-tune``, keyed by template, problem (shapes, element size) and GPU.
+
+Two JSON files are read, the user's first: ``$KITSUNE_CACHE_DIR/tuning.json``
+(default ``~/.cache/kitsune/tuning.json``, written by ``kitsune-tune``) and the
+database that ships with the package (``kitsune/schedule/tuned.json``, the suite
+tuned on the H100). ``KITSUNE_TUNING_DB=0`` switches both off (heuristic
+defaults only: how "no tuning to the benchmark" is checked).
+
+An entry: ``{"<gpu>|<template>|<problem key>": {"config": {...}, "ms": t, "default_ms": t0, "date": ...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from kitsune.gpu import GPU, get_gpu
+
+PACKAGED = Path(__file__).with_name("tuned.json")
+_lock = threading.Lock()
+_cache: dict[str, tuple[float, dict]] = {}
+
+
+def user_path() -> Path:
+    base = os.environ.get("KITSUNE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kitsune")
+    return Path(base) / "tuning.json"
+
+
+def enabled() -> bool:
+    return os.environ.get("KITSUNE_TUNING_DB", "1") not in ("0", "off", "false", "no")
+
+
+def key(problem, gpu: GPU | str) -> str:
+    return f"{get_gpu(gpu).name}|{problem.template}|{problem.key()}"
+
+
+def _read(path: Path) -> dict:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return {}
+    with _lock:
+        hit = _cache.get(str(path))
+        if hit and hit[0] == mtime:
+            return hit[1]
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    with _lock:
+        _cache[str(path)] = (mtime, data)
+    return data
+
+
+def lookup(problem, gpu: GPU | str):
+    """The tuned config of ``problem`` on ``gpu``, or None."""
+    if not enabled():
+        return None
+    from kitsune.schedule.configs import config_from
+
+    k = key(problem, gpu)
+    for path in (user_path(), PACKAGED):
+        e = _read(path).get(k)
+        if e:
+            return config_from(problem.template, e["config"])
+    return None
+
+
+def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, path: Path | None = None,
+          extra: dict | None = None) -> Path:
+    """Record a winner (atomically: write a temporary file, then rename)."""
+    import datetime
+
+    path = path or user_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _lock:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data[key(problem, gpu)] = dict(config=config.as_dict(), ms=round(ms, 5),
+                                       default_ms=None if default_ms is None else round(default_ms, 5),
+                                       date=datetime.date.today().isoformat(), **(extra or {}))
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        tmp.replace(path)
+        _cache.pop(str(path), None)
+    return path
+
+
+__all__ = ["lookup", "store", "user_path", "enabled", "key", "PACKAGED"]

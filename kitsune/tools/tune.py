@@ -1,0 +1,186 @@
+"""kitsune-tune: time each templated task's candidate configs on the GPU, keep the fastest correct one.
+
+    kitsune-tune --workload mlp_gpt3_T256 [--workload ...] [--max-candidates 12] [--db PATH]
+    kitsune-tune path/model.py[:factory]
+    python -m kitsune.tools.tune --workload all --json OUT
+
+For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv), the
+task is lowered on its own (``kitsune.schedule.isolate``) with the heuristic default and with the
+candidates the cost model ranks best; each runs on random inputs, its result is checked against the
+default's (which is checked against the reference interpreter when the shapes are small enough), and it is
+timed as CUDA-graph replays. The fastest correct config goes to the tuning database
+(``kitsune.schedule.db``: the user's cache, or ``--db``), keyed by template, problem and GPU; a second
+task with the same problem is not timed again. A progress bar shows the candidates left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+from kitsune.gpu import get_gpu
+
+
+def _progress(i: int, n: int, label: str, t0: float) -> None:
+    if not sys.stderr.isatty() and i not in (0, n):
+        return
+    w = 30
+    done = int(w * i / max(n, 1))
+    eta = (time.time() - t0) / max(i, 1) * (n - i)
+    sys.stderr.write(f"\r[{'#' * done}{'.' * (w - done)}] {i}/{n} {label[:40]:<40} eta {eta:5.0f} s")
+    if i == n:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def scheduled_tasks(graph_module, gpu: str):
+    """(task, Choice) of every task of the graph module after form-regions (configs: heuristic defaults)."""
+    from kitsune.context import make_context
+    from kitsune.dialects import dataflow as df
+    from kitsune.passes.form_regions import FormRegionsPass
+    from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
+    from kitsune.schedule.select import choose
+
+    m = graph_module.clone()
+    ctx = make_context()
+    GraphCanonicalizePass().apply(ctx, m)
+    FormRegionsPass().apply(ctx, m)
+    out = []
+    for t in [o for o in m.walk() if isinstance(o, df.TaskOp)]:
+        out.append((t, choose(t, gpu, use_db=False)))
+    return out
+
+
+def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None) -> dict | None:
+    """Time the default and the best-ranked candidates of one task; returns the record of the winner."""
+    import torch
+
+    from kitsune.runtime.program import Program
+    from kitsune.schedule import isolate
+    from kitsune.schedule.configs import CONFIGS
+    from kitsune.schedule.select import gemm_tile
+    from kitsune.schedule.roles import roles_of
+
+    p = choice.problem
+    g = get_gpu(gpu)
+    space = CONFIGS[p.template].space(p)
+    ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
+    cands = [choice.config] + [c for c in ranked if c != choice.config][:max_candidates - 1]
+    base = isolate.task_module(task)
+    r = roles_of(choice.anchor)
+    inputs = isolate.random_inputs(base, device)
+    ref = None
+    results = []
+    t0 = time.time()
+    for i, cfg in enumerate(cands):
+        _progress(i, len(cands), f"{task.task_name} {p.template}", t0)
+        rec = dict(config=cfg.as_dict())
+        try:
+            tile = gemm_tile(r, p.template, cfg)
+            m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
+            prog = Program.from_module(m, None, device)
+            out = prog(*inputs)[0].float()
+            torch.cuda.synchronize()
+            if ref is None:
+                ref = out
+            rec["err"] = isolate.rel_err(out, ref)
+            if not bool(torch.isfinite(out).all()) or rec["err"] > 2e-2:
+                rec["error"] = f"wrong result (rel. err {rec['err']:.2e} against the default config)"
+            else:
+                rec["ms"] = isolate.measure(prog, inputs)
+        except Exception as e:  # noqa: BLE001 - a candidate that fails to compile or run is skipped
+            rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        results.append(rec)
+        if log is not None:
+            log.write(json.dumps(dict(task=task.task_name, problem=p.key(), **rec)) + "\n")
+    _progress(len(cands), len(cands), f"{task.task_name} {p.template}", t0)
+    ok = [x for x in results if "ms" in x]
+    if not ok:
+        return None
+    best = min(ok, key=lambda x: x["ms"])
+    default_ms = results[0].get("ms")
+    return dict(task=task.task_name, template=p.template, problem=p, config=best["config"], ms=best["ms"],
+                default_ms=default_ms, candidates=results)
+
+
+def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,
+               log=None, store: bool = True) -> list[dict]:
+    """Tune every templated task of an imported graph module; winners go to the database."""
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import config_from
+
+    seen: set[str] = set()
+    out = []
+    for task, c in scheduled_tasks(graph_module, gpu):
+        if c.problem is None or c.template not in ("gemm", "gemv"):
+            continue
+        k = db.key(c.problem, gpu)
+        if k in seen:
+            continue
+        seen.add(k)
+        rec = tune_task(task, c, gpu, device, max_candidates, log)
+        if rec is None:
+            continue
+        if store:
+            db.store(rec["problem"], gpu, config_from(rec["template"], rec["config"]), rec["ms"],
+                     rec["default_ms"], Path(db_path) if db_path else None)
+        out.append(rec)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="kitsune-tune", description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", nargs="?", help="path/model.py[:factory] (returns module and example inputs)")
+    ap.add_argument("--workload", action="append", default=[], help="a suite workload (repeatable; 'all')")
+    ap.add_argument("--gpu", default=None, help="GPU preset (default: from the device name)")
+    ap.add_argument("--max-candidates", type=int, default=12)
+    ap.add_argument("--db", default=None, help="database file (default: the user's cache)")
+    ap.add_argument("--json", default=None, help="write every candidate's timing here")
+    a = ap.parse_args(argv)
+    import torch
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.models import WORKLOADS, get_workload
+
+    if not torch.cuda.is_available():
+        print("kitsune-tune: needs a CUDA GPU (tuning times kernels); without one the heuristic defaults are used",
+              file=sys.stderr)
+        return 2
+    gpu = a.gpu or ("h200" if "H200" in torch.cuda.get_device_name() else "h100")
+    models = []
+    names = [w for x in a.workload for w in (sorted(WORKLOADS) if x == "all" else [x])]
+    for w in names:
+        if w not in WORKLOADS:
+            print(f"kitsune-tune: unknown workload {w!r}; known: {', '.join(sorted(WORKLOADS))}", file=sys.stderr)
+            return 2
+        model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
+        models.append((w, model, inputs))
+    if a.model:
+        from kitsune.tools.import_ import load_factory
+
+        model, inputs = load_factory(a.model)[:2]
+        models.append((a.model, model, inputs))
+    if not models:
+        ap.error("give a model file or --workload")
+    log = open(a.json, "w") if a.json else None
+    try:
+        for name, model, inputs in models:
+            gm, _ = import_module(model, inputs)
+            recs = tune_graph(gm, gpu, "cuda", a.max_candidates, a.db, log)
+            for r in recs:
+                d = r["default_ms"]
+                print(f"{name:<18} {r['task']:<14} {r['template']:<5} best {r['ms'] * 1e3:8.1f} us "
+                      f"(default {'-' if d is None else f'{d * 1e3:.1f}'} us) {r['config']}")
+    finally:
+        if log:
+            log.close()
+    print(f"kitsune-tune: {datetime.date.today()}: database {a.db or 'user cache'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

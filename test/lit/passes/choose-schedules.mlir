@@ -1,0 +1,70 @@
+// kitsune-choose-schedules: a template per task from the roles of its anchor's index variables, the config's
+// tile on the task, reductions split in the kernel (a config field), not replicated.
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-choose-schedules{db=false}' | filecheck %s
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-choose-schedules{db=false},kitsune-split-reduction' | filecheck %s --check-prefix=SPLIT
+
+// gemm: many rows (M = 1024 > 16), a GELU epilogue; the tile is the config's BM x BN.
+// CHECK-LABEL: func.func @gemm(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, [[BN:[0-9]+]]] attributes {template = "gemm", config = {{{.*}}BM = 128 : i64, BN = [[BN]] : i64, BK = 64 : i64, GROUP_M = 8 : i64, SPLIT = 1 : i64}, schedule = "heuristic: roles M=d0:1024 N=n:4096 K=k:4096"}
+// CHECK: graph.gelu
+func.func @gemm(%x: tensor<1024x4096xbf16>, %w: tensor<4096x4096xbf16>, %b: tensor<4096xbf16>) -> tensor<1024x4096xbf16> {
+  %h = graph.linear %x, %w, %b : tensor<1024x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096xbf16> -> tensor<1024x4096xbf16>
+  %g = graph.gelu %h : tensor<1024x4096xbf16> -> tensor<1024x4096xbf16>
+  func.return %g : tensor<1024x4096xbf16>
+}
+
+// -----
+
+// Few tiles for 132 SMs and a long K: the heuristic splits K in the kernel; split-reduction then leaves the
+// task alone (one task, no partial / combine tasks).
+// CHECK-LABEL: func.func @gemm_split(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, 128] attributes {template = "gemm", config = {{{.*}}SPLIT = {{[2-8]}} : i64}
+// SPLIT-LABEL: func.func @gemm_split(
+// SPLIT-NOT: partial
+// SPLIT: dataflow.task "linear_0" contraction
+// SPLIT-NOT: dataflow.task
+func.func @gemm_split(%x: tensor<256x12288xbf16>, %w: tensor<6144x12288xbf16>) -> tensor<256x6144xbf16> {
+  %h = graph.linear %x, %w : tensor<256x12288xbf16>, tensor<6144x12288xbf16> -> tensor<256x6144xbf16>
+  func.return %h : tensor<256x6144xbf16>
+}
+
+// -----
+
+// gemv: one row (decode); all M rows in the tile, BN columns of the weight.
+// CHECK-LABEL: func.func @gemv(
+// SPLIT-LABEL: func.func @gemv(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [1, 1, [[BN:[0-9]+]]] attributes {template = "gemv", config = {{{.*}}BN = [[BN]] : i64, BK = {{[0-9]+}} : i64, SPLIT = {{[0-9]+}} : i64, DOT = 0 : i64}, schedule = "heuristic: roles M=d0*d1:1 N=n:8192 K=k:2048"}
+func.func @gemv(%x: tensor<1x1x2048xbf16>, %w: tensor<8192x2048xbf16>) -> tensor<1x1x8192xbf16> {
+  %h = graph.linear %x, %w : tensor<1x1x2048xbf16>, tensor<8192x2048xbf16> -> tensor<1x1x8192xbf16>
+  func.return %h : tensor<1x1x8192xbf16>
+}
+
+// -----
+
+// A batched product (bmm) reads as M/N/K plus a batch role: gemm with a unit batch tile.
+// CHECK-LABEL: func.func @bmm(
+// CHECK: dataflow.task "matmul_0" contraction ({{.*}}) tile [1, {{[0-9]+}}, {{[0-9]+}}] attributes {template = "gemm", {{.*}}schedule = "heuristic: roles M=m:512 N=n:256 K=k:128 batch=b0:16"}
+func.func @bmm(%a: tensor<16x512x128xbf16>, %b: tensor<16x128x256xbf16>) -> tensor<16x512x256xbf16> {
+  %c = graph.matmul %a, %b : tensor<16x512x128xbf16>, tensor<16x128x256xbf16> -> tensor<16x512x256xbf16>
+  func.return %c : tensor<16x512x256xbf16>
+}
+
+// -----
+
+// No reduction: pointwise (the evaluator's shell with the task's tile).
+// CHECK-LABEL: func.func @pointwise(
+// CHECK: dataflow.task "relu_0" elementwise ({{.*}}) tile [{{[0-9]+}}, {{[0-9]+}}] attributes {template = "pointwise"
+func.func @pointwise(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %y = graph.relu %x : tensor<256x512xf32> -> tensor<256x512xf32>
+  func.return %y : tensor<256x512xf32>
+}
+
+// -----
+
+// A convolution reads with window roles: no template yet, the generic evaluator, and the reason.
+// CHECK-LABEL: func.func @conv(
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 1, 8, 8] attributes {template = "generic", schedule = "roles {{.*}}window=oh*ow*kh*kw{{.*}}: no template yet for this anchor, the evaluator runs it"}
+func.func @conv(%x: tensor<2x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32> {
+  %y = graph.conv2d %x, %w {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : tensor<2x8x10x10xf32>, tensor<16x8x3x3xf32> -> tensor<2x16x8x8xf32>
+  func.return %y : tensor<2x16x8x8xf32>
+}
