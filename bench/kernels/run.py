@@ -90,14 +90,22 @@ def main() -> int:
             variants = [("used", tuned or default_config(p, gpu))]
             if tuned is not None and not a.no_default:
                 variants.append(("default", default_config(p, gpu)))
+            # the reference: the same task on the generic evaluator (no template)
+            ref = Program.from_module(isolate.lower(isolate.with_config(base, "generic", None, None), gpu), None,
+                                      "cuda")(*ins)[0].float()
             for label, cfg in variants:
                 try:
                     m = isolate.lower(isolate.with_config(base, p.template, cfg, gemm_tile(r, p.template, cfg)), gpu)
                     prog = Program.from_module(m, None, "cuda")
-                    prog(*ins)
+                    out = prog(*ins)[0].float()
+                    err = isolate.rel_err(out, ref)
+                    row[f"{label}_err"] = err
+                    row[f"{label}_config"] = cfg.as_dict()
+                    if not (err < 2e-2):
+                        row[f"{label}_error"] = f"wrong result: rel. err {err:.2e} against the generic evaluator"
+                        continue
                     ms = isolate.measure(prog, ins)
                     row[f"{label}_ms"] = ms
-                    row[f"{label}_config"] = cfg.as_dict()
                 except Exception as e:  # noqa: BLE001
                     row[f"{label}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150] if str(e) else ''}"
             peer = torch_peer(c.anchor, "cuda")

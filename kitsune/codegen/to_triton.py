@@ -777,8 +777,15 @@ class StageGen:
             P = min(pow2(E), self.cfg["BK"])
         acc = self.fresh("acc")
         shape = "[" + ", ".join(str(self.aranges[a]) for a in bframe) + "]"
-        self.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
         r = self.new_axis("r", P)
+        # a loop keeps a block accumulator (tile axes x chunk) and reduces the chunk axis once at the end
+        wide = E > P or (anchor and self.stage.split > 1)
+        wide = wide and s.op in ("+=", "max=", "min=")
+        if wide:
+            wshape = "[" + ", ".join(str(self.aranges[a]) for a in bframe + (r,)) + "]"
+            self.em.emit(f"{acc} = tl.full({wshape}, {lit(neutral)}, tl.float32)", depth)
+        else:
+            self.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
         loop, saved, inner, rl = self._k_loop(E, P, r, depth, anchor)
         b2 = dict(binding)
         b2.update(self._decompose(rl, rvars, ext))
@@ -800,6 +807,17 @@ class StageGen:
             shp = ", ".join(str(self.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
             x = f"tl.broadcast_to({x}, [{shp}])"
         ax = len(bframe)
+        if wide:
+            upd = {"+=": f"{acc} + {x}", "max=": f"tl.maximum({acc}, {x})", "min=": f"tl.minimum({acc}, {x})"}[s.op]
+            self.em.emit(f"{acc} = {upd}", inner)
+            if loop:
+                self.em.close(depth, saved)
+            red = {"+=": f"tl.sum({acc}, axis={ax})", "max=": f"tl.max({acc}, axis={ax})",
+                   "min=": f"tl.min({acc}, axis={ax})"}[s.op]
+            total = self.fresh("acc")
+            self.em.emit(f"{total} = {red}", depth)
+            out = TV(total, bframe, depth, "f")
+            return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
         red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.max({x}, axis={ax})",
                "min=": f"tl.min({x}, axis={ax})", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
         upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red})", "min=": f"tl.minimum({acc}, {red})",
@@ -860,6 +878,7 @@ class StageGen:
         if set(acc.frame) != set(frame):
             val = f"tl.broadcast_to({val}, [{', '.join(str(self.aranges[a]) for a in frame)}])"
         self.em.emit(f"tl.atomic_add({ptr}, {val}{mask}, sem=\"relaxed\")", 1)
+        self.em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)
         self.em.emit("tl.debug_barrier()", 1)
         self.em.emit(f"arrived = tl.atomic_add(ctr + {st.split_base} + {self.tid}, 1, sem=\"acq_rel\", "
                      f"scope=\"gpu\")", 1)
@@ -870,6 +889,7 @@ class StageGen:
         total = self.fresh("acc")
         shp = ", ".join(str(self.aranges[a]) for a in frame)
         other = ", other=0.0" if parts else ""
+        self.em.emit("_fence_gpu()", 1)
         self.em.emit(f"{total} = tl.load({ptr}{mask}{other}, cache_modifier=\".cg\")", 1)
         self.em.emit(f"tl.store({ptr}, tl.zeros([{shp}], tl.float32){mask})", 1)
         return TV(total, frame, 1, "f")
@@ -1073,7 +1093,7 @@ class StageGen:
 
         Row-major, except for a gemm stage that exchanges no tiles through queues: there the last two dims
         are walked in groups of ``GROUP_M`` row tiles (consecutive programs share operand tiles in L2). A
-        ``gemv`` tensor-core config pads its row axis to the 16 rows an mma needs."""
+        ``gemv`` tensor-core config pads its row axis to the 16 rows an mma needs, a gemm its skinny axes."""
         G = [-(-d // t) for d, t in zip(D, T)]
         ntiles = math.prod(G) if G else 1
         gstr = self.strides(G)
@@ -1094,6 +1114,8 @@ class StageGen:
                 size = pow2(t)
                 if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
                     size = max(16, size)
+                if self.template == "gemm" and d >= len(T) - 2:
+                    size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
                 axes[d] = self.new_axis("o", size)
                 self.clamp[axes[d]] = t
             if g > 1:
@@ -1213,6 +1235,15 @@ _INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", 
 
 
 @triton.jit
+def _fence_gpu():
+    # fence.acq_rel.gpu in every thread (CUDA's __threadfence): a CTA barrier followed by one thread's
+    # release does not wait for the other threads' outstanding stores and reductions to be performed
+    if not _INTERPRETED:
+        tl.inline_asm_elementwise("fence.acq_rel.gpu; mov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
+                                  pack=1)
+
+
+@triton.jit
 def _dot_lp(a, b, acc):
     # bf16 / fp16 operands, fp32 accumulation. Triton's CPU interpreter (3.6) gets low-precision dots wrong,
     # so there the operands are widened first (exact: a product of two bf16 values fits in fp32)
@@ -1268,7 +1299,8 @@ def _push_wait(ctr, base, j, cap: tl.constexpr, nt: tl.constexpr, readers: tl.co
 
 @triton.jit
 def _push_done(ctr, base, j, cap: tl.constexpr):
-    # all stores of the tile are done (barrier), then publish it (release)
+    # all stores of the tile are done (each thread's fence, barrier), then publish it (release)
+    _fence_gpu()
     tl.debug_barrier()
     tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
 '''

@@ -160,17 +160,21 @@ class GemvConfig(Config):
         return math.ceil(p.N / self.BN) * self.SPLIT * p.batch
 
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        """Bytes over the bandwidth the programs can draw. Measured on the H100 (bench/kernels/NOTES.md): a
+        memory-bound program needs ~32 KB of loads in flight per SM, and a wide FMA block (BN x BK > 8192
+        elements on 4 warps) costs registers (fewer programs per SM) more than it brings."""
         items = self.work_items(p)
         ctas = max(1, ctas_per_sm(self.resources(p), gpu))
-        active = min(gpu.sm_count, math.ceil(items / ctas))
-        bw = min(gpu.dram_bw, active * gpu.sm_dram_bw)
+        per_sm = min(ctas, max(1, items // gpu.sm_count))
+        active = min(gpu.sm_count, items)
+        inflight = per_sm * self.BN * self.BK * p.elem_bytes
+        eff = min(1.0, inflight / (32 * 1024)) * min(1.0, active / gpu.sm_count)
+        if not self.DOT and self.BN * self.BK > 8192:
+            eff *= 0.6
         nbytes = (p.N * p.K + p.M * p.K * math.ceil(p.N / self.BN)) * p.elem_bytes * p.batch
         if self.SPLIT > 1:
             nbytes += p.M * p.N * p.batch * 4 * 3
-        # too few loads in flight per SM: one BN x BK tile per CTA
-        inflight = ctas * self.BN * self.BK * p.elem_bytes
-        lat = 1.0 if inflight >= 64 * 1024 else inflight / (64 * 1024)
-        return nbytes / (bw * lat) + (2e-6 if self.SPLIT > 1 else 0.0)
+        return nbytes / (gpu.dram_bw * max(eff, 1e-3)) + 0.5e-6 * (self.SPLIT - 1)
 
     @staticmethod
     def space(p: Problem) -> list["GemvConfig"]:

@@ -10,7 +10,9 @@
 // DF-NEXT: for x in range(0, n):
 // DF: tl.atomic_add(ctr + base + cap + s, 1, sem="release", scope="gpu")
 // DF: def _push_done(
-// DF-NEXT: # all stores of the tile are done (barrier), then publish it (release)
+// DF-NEXT: # all stores of the tile are done (each thread's fence, barrier), then publish it (release)
+// DF-NEXT: _fence_gpu()
+// DF-NEXT: _fence_gpu()
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
 // One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template with
@@ -25,6 +27,7 @@
 // DF: for [[K:k[0-9]+]] in range(0, {{[0-9]+}}, 64):
 // DF: [[ACC:acc[0-9]+]] = _dot_lp(
 // DF: tl.atomic_add(k0_linear_0_partials + {{.*}}, [[ACC]], sem="relaxed")
+// DF-NEXT: _fence_gpu()
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: arrived = tl.atomic_add(ctr + {{[0-9]+}} + t, 1, sem="acq_rel", scope="gpu")
 // DF-NEXT: if arrived % [[S1]] == {{[0-9]+}}:
