@@ -12,7 +12,6 @@
 // DF: def _push_done(
 // DF-NEXT: # all stores of the tile are done (each thread's fence, barrier), then publish it (release)
 // DF-NEXT: _fence_gpu()
-// DF-NEXT: _fence_gpu()
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
 // One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template with
