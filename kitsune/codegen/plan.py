@@ -165,8 +165,8 @@ class Stage:
     template: str = "generic"
     config: dict[str, int] = field(default_factory=dict)
     split: int = 1
-    """Programs sharing one tile's reduction (split-K): partial sums meet in ``workspace`` (fp32, zeroed again
-    by the program that combines them); ``split_counters`` counters from ``split_base`` count arrivals."""
+    """Programs sharing one tile's reduction (split-K): partial sums meet in ``workspace`` (fp32, one slice per
+    part); ``ntiles`` counters from ``split_base`` count each tile's arrivals."""
     workspace: str | None = None
     split_base: int = 0
 
@@ -394,7 +394,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                    s.split() if plan.splits else 1)
         if st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
-            tensors[ws] = Tensor(ws, st.shape, "f32", "workspace", f"split-K partial sums of {s.stage_name}")
+            tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
+                                 f"split-K partial sums of {s.stage_name}")
             st.workspace = ws
             st.split_base = plan.counters
             plan.counters += st.ntiles

@@ -857,14 +857,16 @@ class StageGen:
         return -(-E // P) * P != E
 
     def _combine_split(self, acc: TV, op: str) -> TV:
-        """Partial sums of the ``SPLIT`` programs of one tile meet in the fp32 workspace (atomics); the program
-        that arrives last (a counter per tile, acquire-release) reads the sum, zeroes the workspace for the next
-        launch and goes on with the epilogue; the others skip it."""
+        """Partial sums of the ``SPLIT`` programs of one tile meet in an fp32 workspace of ``SPLIT`` slices: each
+        part stores its own slice, fences and counts itself in (a counter per tile, acquire-release); the part
+        that arrives last adds the slices up and goes on with the epilogue, the others skip it. (fp32 atomics of
+        a tl.dot accumulator gave wrong sums on the H100 with Triton 3.6: bench/kernels/split_probe.py.)"""
         if op != "+=":
             raise CodegenError(f"stage \"{self.stage.name}\": only a sum can be split across programs")
         st = self.stage
         S = st.split
         ws = st.workspace
+        numel = math.prod(st.shape)
         off = ladd(*(lscale(x, k) for x, k in zip(self.out_idx, self.strides(st.shape))))
         m = self.mask(self.conds(self.out_idx, st.shape))
         frame = self.frame_of(laxes(off) | set(acc.frame) | (set(m.frame) if m else set()))
@@ -873,11 +875,11 @@ class StageGen:
         if lanes:
             parts.append(lanes)
         mask = f", mask={' & '.join(parts)}" if parts else ""
-        ptr = f"{ws} + {self.render(off, frame)}"
+        rel = self.render(off, frame)
         val = self.place(acc, frame)
         if set(acc.frame) != set(frame):
             val = f"tl.broadcast_to({val}, [{', '.join(str(self.aranges[a]) for a in frame)}])"
-        self.em.emit(f"tl.atomic_add({ptr}, {val}{mask}, sem=\"relaxed\")", 1)
+        self.em.emit(f"tl.store({ws} + ks * {numel} + {rel}, {val}{mask})", 1)
         self.em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)
         self.em.emit("tl.debug_barrier()", 1)
         self.em.emit(f"arrived = tl.atomic_add(ctr + {st.split_base} + {self.tid}, 1, sem=\"acq_rel\", "
@@ -887,11 +889,10 @@ class StageGen:
         self.em.active = self.em.active[:1] + [self.em.active[2]]
         self.split_open = outer
         total = self.fresh("acc")
-        shp = ", ".join(str(self.aranges[a]) for a in frame)
         other = ", other=0.0" if parts else ""
         self.em.emit("_fence_gpu()", 1)
-        self.em.emit(f"{total} = tl.load({ptr}{mask}{other}, cache_modifier=\".cg\")", 1)
-        self.em.emit(f"tl.store({ptr}, tl.zeros([{shp}], tl.float32){mask})", 1)
+        loads = [f"tl.load({ws} + {k * numel} + {rel}{mask}{other}, cache_modifier=\".cg\")" for k in range(S)]
+        self.em.emit(f"{total} = " + " + ".join(loads), 1)
         return TV(total, frame, 1, "f")
 
     def _lin_tv(self, x: Lin) -> TV:
@@ -1320,7 +1321,7 @@ def allocate(device):
     for name, (shape, dt, role) in TENSORS.items():
         if role == "buffer":
             bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
-        elif role == "workspace":  # split-K partial sums: zero before the first launch, zeroed again by each
+        elif role == "workspace":  # split-K partial sums: one slice per part, written before it is read
             bufs[name] = torch.zeros(shape, dtype=DTYPES[dt], device=device)
         elif role == "constant":
             bufs[name] = _constant((shape, DTYPES[dt], CONSTANTS[name])).to(device)

@@ -101,18 +101,15 @@ def run(text, cfg, mode, tmp_path, dt, seed):
     tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
     state = mod.allocate("cpu")
     for name, b in state["buffers"].items():
-        if b.is_floating_point() and mod.TENSORS.get(name, (0, 0, ""))[2] == "buffer":
+        if b.is_floating_point():  # poison (split slices too: each is written before it is read)
             b.fill_(float("nan"))
     tol = 2e-2 if dt == "bf16" else 1e-4
-    for run_ in range(2):  # the second launch reuses the split workspace and counters
+    for run_ in range(2):  # the second launch reuses the split workspace and counters (epochs)
         out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
         mod.check(state)
         assert not np.isnan(out).any(), "an output element was never written"
         err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
         assert err < tol, (run_, err, cfg)
-    for name, (shape, dtk, role) in mod.TENSORS.items():
-        if role == "workspace":
-            assert float(state["buffers"][name].abs().max()) == 0.0, "the split workspace was not zeroed"
     return src
 
 
@@ -128,7 +125,7 @@ def test_gemm_template(tmp_path_factory, m, n, k, bm, bn, split, group, dt, act,
     src = run(linear_module([m], n, k, dt, act), cfg, mode, tmp_path_factory.mktemp("gemm"), dt, seed)
     assert "tl.dot(" in src
     if split > 1:
-        assert "tl.atomic_add(" in src and f"arrived % {split} == {split - 1}" in src
+        assert f"arrived % {split} == {split - 1}" in src and "ks * " in src
 
 
 @settings(**SETTINGS)

@@ -16,7 +16,8 @@
 // DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
 // One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template with
 // its K split across programs in the kernel (no replicated partial tasks): partial sums meet in an fp32
-// workspace, the last program of a tile (acquire-release counter) runs the epilogue.
+// workspace (a slice per part), the last program of a tile (acquire-release counter) adds them up and runs the
+// epilogue.
 // DF: # kernel "k0": grid [[GRID:[0-9]+]], 8 warps, 2 stage(s), 1 queue(s)
 // DF: # queue "q0" (id 0): "linear_0" -> "linear_1", tile [128, 128] x 16, 16 slots, relation rows, [[R:[0-9]+]] reader(s) per tile
 // DF: # stage "linear_0" (contraction): programs [0, [[P1:[0-9]+]]), tile [128, 128] of [256, 1024], 16 tiles
@@ -25,12 +26,13 @@
 // DF-NEXT: ks = w % [[S1]]
 // DF: for [[K:k[0-9]+]] in range(0, {{[0-9]+}}, 64):
 // DF: [[ACC:acc[0-9]+]] = _dot_lp(
-// DF: tl.atomic_add(k0_linear_0_partials + {{.*}}, [[ACC]], sem="relaxed")
+// DF: tl.store(k0_linear_0_partials + ks * 262144 + {{.*}}, [[ACC]])
 // DF-NEXT: _fence_gpu()
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: arrived = tl.atomic_add(ctr + {{[0-9]+}} + t, 1, sem="acq_rel", scope="gpu")
 // DF-NEXT: if arrived % [[S1]] == {{[0-9]+}}:
-// DF: tl.store(k0_linear_0_partials + {{.*}}, tl.zeros([128, 128], tl.float32))
+// DF-NEXT: _fence_gpu()
+// DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_0_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_0_partials + 262144 + 
 // DF: tl.erf(
 // DF: _push_wait(ctr, 0, t,
 // DF-NEXT: tl.store(queue_k0_q0 +
@@ -48,7 +50,7 @@
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
 // DF: TENSORS = {
-// DF: 'k0_linear_0_partials': ((256, 1024), 'f32', 'workspace'),
+// DF: 'k0_linear_0_partials': ((3, 256, 1024), 'f32', 'workspace'),
 // DF: KERNELS = [
 // DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8, "num_stages": 4,
 
