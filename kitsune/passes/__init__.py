@@ -37,6 +37,12 @@ def _convert_graph_to_dataflow():
     return ConvertGraphToDataflowPass
 
 
+def _kitsune_materialize():
+    from kitsune.passes.materialize import MaterializePass
+
+    return MaterializePass
+
+
 def _kitsune_choose_schedules():
     from kitsune.passes.choose_schedules import ChooseSchedulesPass
 
@@ -72,6 +78,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-decompose": _graph_decompose,
     "kitsune-estimate": _kitsune_estimate,
     "kitsune-form-regions": _kitsune_form_regions,
+    "kitsune-materialize": _kitsune_materialize,
     "kitsune-choose-schedules": _kitsune_choose_schedules,
     "kitsune-split-reduction": _kitsune_split_reduction,
     "convert-graph-to-dataflow": _convert_graph_to_dataflow,

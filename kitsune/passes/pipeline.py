@@ -1,7 +1,8 @@
 """kitsune-pipeline: graph -> gpu_queue in one pass.
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-form-regions``,
-``kitsune-choose-schedules`` (template, config, tile per task),
+``kitsune-materialize`` (results the task's tiles cannot cover and small
+contractions off the anchor path become tasks of their own), ``kitsune-choose-schedules`` (template, config, tile per task),
 ``kitsune-split-reduction`` (filling the GPU's SMs with the tasks no template
 splits in the kernel: attention, generic tasks), ``convert-dataflow-to-gpu-queue``
 (``mode``) and ``kitsune-allocate-sms`` (``gpu``), verifying the module after each.
@@ -46,12 +47,14 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.form_regions import FormRegionsPass
         from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
         from kitsune.passes.split_reduction import SplitReductionPass
+        from kitsune.passes.materialize import MaterializePass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
         out.append(FormRegionsPass())
+        out.append(MaterializePass())
         out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count))

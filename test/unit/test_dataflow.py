@@ -382,3 +382,41 @@ def _workload_args(module, inputs, weights):
     from kitsune.frontend.torch_export import arguments
 
     return arguments(module, weights, *inputs)
+
+
+# ---------------------------------------------------------------- materialize, choose-schedules
+
+KV_CONCAT = """func.func @main(%x: tensor<2x32xf32>, %w: tensor<48x32xf32>, %cache: tensor<2x2x40x8xf32>)
+    -> (tensor<2x2x41x8xf32>, tensor<2x4x1x8xf32>) {
+  %p = graph.linear %x, %w : tensor<2x32xf32>, tensor<48x32xf32> -> tensor<2x48xf32>
+  %q, %k = graph.split %p {dim = 1, sizes = [32, 16]} : tensor<2x48xf32> -> (tensor<2x32xf32>, tensor<2x16xf32>)
+  %k4 = graph.reshape %k : tensor<2x16xf32> -> tensor<2x2x1x8xf32>
+  %kc = graph.concat %cache, %k4 {dim = 2} : tensor<2x2x40x8xf32>, tensor<2x2x1x8xf32> -> tensor<2x2x41x8xf32>
+  %q4 = graph.reshape %q : tensor<2x32xf32> -> tensor<2x4x1x8xf32>
+  func.return %kc, %q4 : tensor<2x2x41x8xf32>, tensor<2x4x1x8xf32>
+}"""
+
+
+def test_materialize_moves_small_contractions_and_untiled_results():
+    """The projection inside the cache concat and the query result the concat's tiles cannot cover become
+    tasks of their own; meaning is preserved."""
+    from kitsune.passes.materialize import MaterializePass, small_contraction, untiled
+
+    before = _check_same(KV_CONCAT, [FormRegionsPass(tile_m=4, tile_n=8)])
+    assert any(small_contraction(t) is not None or untiled(t) for t in _tasks(before))
+    out = _check_same(KV_CONCAT, [FormRegionsPass(tile_m=4, tile_n=8), MaterializePass()])
+    ts = _tasks(out)
+    assert not any(small_contraction(t) is not None or untiled(t) for t in ts)
+    contr = [t for t in ts if any(o.name == "graph.linear" for o in t.body.blocks.first.ops)]
+    assert len(contr) == 1, "the projection is computed once, by one task"
+    assert len(ts) >= 3
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_materialize_and_choose_schedules_preserve_meaning(name):
+    from kitsune.passes.choose_schedules import ChooseSchedulesPass
+    from kitsune.passes.materialize import MaterializePass
+
+    out = _check_same(GRAPHS[name], [FormRegionsPass(), MaterializePass(), ChooseSchedulesPass(db=False)])
+    for t in _tasks(out):
+        assert "template" in t.attributes

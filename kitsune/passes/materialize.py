@@ -1,0 +1,200 @@
+"""kitsune-materialize: producers whose domain is smaller than their consumer's are computed once, as tasks.
+
+Two cases, both found from shapes and tiles (never op names):
+
+**Untiled results.** A task result that the task's tiles cannot cover gets a task of its own.
+
+A task computes its results tile by tile with the tiles of its first result. A
+further result of another shape is written tile for tile only when it can be cut
+into as many tiles (``kitsune.codegen.plan.matching_tile``); otherwise code
+generation would have to compute it *whole* in one program, recomputing every
+producer once per consumer index (Llama's query projection, fused with the KV
+cache concat, was computed by every one of 576 programs with a chunk of one).
+
+This pass moves each such result, with the ops it depends on (cloned: the ones
+the first result still needs stay too), into a new task right after the original
+one, reading the same inputs, with its own tile. Producers whose domain is
+smaller than their consumer's are thereby materialised once instead of being
+recomputed per consumer index. Channels that carried the result now start at the
+new task; relations that no longer fit the tiles are weakened.
+
+**Small contractions inside a larger task.** A contraction that is not the task's
+anchor (the op its first result comes from through elementwise ops) and whose
+result is several times smaller than the task's first result is evaluated by
+every tile of the task that reads it (Llama's K/V projection inside the KV-cache
+concat: every one of 576 cache tiles recomputed it). It moves, with the ops only
+it needs, into a task of its own, and the task reads its result whole (an "all"
+channel). GEMM chains on chip are the exception by design: a contraction reading
+another contraction's row band (``chain_bytes``) is the task's anchor path.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from kitsune.codegen.plan import matching_tile
+from kitsune.dialects import dataflow as df
+from kitsune.dialects.regions import grid_of, tensor_shape
+
+
+def default_tile(shape, tile_m: int = 128, tile_n: int = 128) -> list[int]:
+    """form-regions' tile of a result of this shape (the last two dims, 128 x 128)."""
+    if not shape:
+        return []
+    if len(shape) == 1:
+        return [max(1, min(shape[0], tile_m * tile_n))]
+    return [1] * (len(shape) - 2) + [max(1, min(shape[-2], tile_m)), max(1, min(shape[-1], tile_n))]
+
+
+def untiled(task: df.TaskOp) -> list[int]:
+    """Indices of the results the task's tiles cannot cover."""
+    shapes = [tensor_shape(r.type) for r in task.outs]
+    tile = task.tile_sizes()
+    grid = grid_of(shapes[0], tile) if shapes else ()
+    ntiles = math.prod(grid) if grid else 1
+    out = []
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) == len(tile) and grid_of(s, tile) == grid:
+            continue
+        if matching_tile(s, ntiles) is None:
+            out.append(i)
+    return out
+
+
+def _rebuild(task: df.TaskOp, keep: list[int], name: str, tile) -> df.TaskOp:
+    """A copy of ``task`` yielding only the results ``keep`` (dead ops dropped), with ``tile``."""
+    old = task.body.blocks.first
+    body = Block(arg_types=[a.type for a in old.args])
+    vmap = {}
+    for a, b in zip(old.args, body.args):
+        b.name_hint = a.name_hint
+        vmap[a] = b
+    y = task.yield_op()
+    for o in old.ops:
+        if o is y:
+            body.add_op(df.YieldOp([vmap[y.operands[i]] for i in keep]))
+        else:
+            body.add_op(o.clone(value_mapper=vmap))
+    region = Region(body)
+    region_dce(region)
+    attrs = {k: v for k, v in task.attributes.items() if k not in ("template", "config", "schedule")}
+    return df.TaskOp(name, task.task_kind, list(task.operands), [task.outs[i].type for i in keep], tile, region, attrs)
+
+
+def small_contraction(task: df.TaskOp, ratio: int = 4):
+    """A contraction of ``task`` off its anchor path whose result is ``ratio`` times smaller than result #0."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.select import anchor_of
+
+    anchor, _ = anchor_of(task)
+    ops = [o for o in task.body.blocks.first.ops if isinstance(o, GOp)]
+    if not task.outs:
+        return None
+    big = math.prod(tensor_shape(task.outs[0].type)) or 1
+    on_path = set()
+    y = task.yield_op()
+    stack = [y.operands[0].owner] if y.operands else []
+    while stack:  # the anchor and everything it reads through: a GEMM chain's contractions stay
+        o = stack.pop()
+        if not isinstance(o, GOp) or o in on_path:
+            continue
+        on_path.add(o)
+        if o is anchor or o.OPDEF.category in ("elementwise",):
+            stack += [v.owner for v in o.operands]
+    for o in ops:
+        if o.OPDEF.category != "contraction" or o in on_path:
+            continue
+        if math.prod(tensor_shape(o.results[0].type)) * ratio <= big:
+            return o
+    return None
+
+
+def isolate_op(task: df.TaskOp, op) -> df.TaskOp:
+    """Move ``op`` (with the ops it needs, cloned) into a new task before ``task``; ``task`` reads its result
+    through an "all" channel."""
+    old = task.body.blocks.first
+    y = task.yield_op()
+    # the new task: the whole body, yielding op's result (dead ops are dropped)
+    body = Block(arg_types=[a.type for a in old.args])
+    vmap = {}
+    for a, b in zip(old.args, body.args):
+        b.name_hint = a.name_hint
+        vmap[a] = b
+    for o in old.ops:
+        if o is y:
+            body.add_op(df.YieldOp([vmap[op.results[0]]]))
+        else:
+            body.add_op(o.clone(value_mapper=vmap))
+    region = Region(body)
+    region_dce(region)
+    name = f"{op.name.split('.')[1]}_{task.task_name}"
+    shape = tensor_shape(op.results[0].type)
+    new = df.TaskOp(name, "contraction", list(task.operands), [op.results[0].type], default_tile(shape), region)
+    block = task.parent_block()
+    block.insert_op_before(new, task)
+    ch = df.ChannelOp(new.results[0], "all")
+    block.insert_op_before(ch, task)
+    # the old task: op's result becomes a new block argument fed by the channel
+    arg = old.insert_arg(op.results[0].type, len(old.args))
+    op.results[0].replace_all_uses_with(arg)
+    task.operands = list(task.operands) + [ch.result]
+    inner = task.body
+    region_dce(inner)
+    return new
+
+
+def split_task(task: df.TaskOp) -> df.TaskOp | None:
+    """Move the untiled results of ``task`` into a new task; returns it (None if there was nothing to move)."""
+    moved = untiled(task)
+    if not moved:
+        return None
+    stay = [i for i in range(len(task.outs)) if i not in moved]
+    shape = tensor_shape(task.outs[moved[0]].type)
+    new = _rebuild(task, moved, f"{task.task_name}_r{moved[0]}", default_tile(shape))
+    kept = _rebuild(task, stay, task.task_name, task.tile_sizes())
+    block = task.parent_block()
+    block.insert_op_before(kept, task)
+    block.insert_op_after(new, kept)
+    for j, i in enumerate(stay):
+        task.results[i].replace_all_uses_with(kept.results[j])
+    for j, i in enumerate(moved):
+        task.results[i].replace_all_uses_with(new.results[j])
+    task.detach()
+    task.erase()
+    return new
+
+
+@dataclass(frozen=True)
+class MaterializePass(ModulePass):
+    """Compute producers whose domain is smaller than their consumer's once, as tasks of their own."""
+
+    name = "kitsune-materialize"
+
+    ratio: int = 4
+    """A contraction off the anchor path moves out when its result is this many times smaller than the task's."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from kitsune.passes.choose_schedules import legalise_channels
+
+        for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            changed = True
+            while changed:  # a new task with several results may need splitting in turn
+                changed = False
+                for t in list(g.tasks()):  # contractions first: results read by several tasks are then shared
+                    op_ = small_contraction(t, self.ratio)
+                    if op_ is not None:
+                        isolate_op(t, op_)
+                        changed = True
+                changed = any([split_task(t) is not None for t in list(g.tasks())]) or changed
+                if changed:
+                    legalise_channels(g)
+
+
+__all__ = ["MaterializePass", "split_task", "untiled", "default_tile", "small_contraction", "isolate_op"]
