@@ -172,7 +172,13 @@ def _has_symbols(gm: torch.fx.GraphModule, example_inputs) -> bool:
     return False
 
 
-def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict) -> CompiledGraph:
+def _static_inputs(example_inputs) -> list[int]:
+    """Dynamo-level inputs that are parameters or buffers (aot_autograd keeps the argument order)."""
+    return [i for i, x in enumerate(example_inputs) if isinstance(x, torch.Tensor) and
+            (isinstance(x, torch.nn.Parameter) or getattr(x, "_dynamo_static_input_type", None) is not None)]
+
+
+def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint: list[int] = ()) -> CompiledGraph:
     """aot_autograd's forward compiler: import, lower, generate (raises KitsuneFallback)."""
     from kitsune.compile import _lower
     from kitsune.frontend.torch_export import ArgSpec, KitsuneImportError, UnsupportedOpsError, import_graph
@@ -180,13 +186,29 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict) -> CompiledG
 
     placeholders = [n for n in fx_gm.graph.nodes if n.op == "placeholder"]
     tc = torch._guards.TracingContext.try_get()
-    static = list(getattr(getattr(tc, "fw_metadata", None), "static_input_indices", None) or [])
+    static = getattr(getattr(tc, "fw_metadata", None), "static_input_indices", None)
+    static = list(static_hint if static is None else static)
     static = [i for i in static if i < len(placeholders) and isinstance(fx_inputs[i], torch.Tensor)]
-    specs = {placeholders[i].name: ArgSpec("parameter", placeholders[i].name) for i in static}
+    # names independent of the placeholders' (which shift with a specialised SymInt argument), so the same
+    # graph with the same shapes gives the same text and hits kitsune.compile's cache
+    names, nw, nx = [], 0, 0
+    for i, n in enumerate(placeholders):
+        if i in static:
+            names.append(f"w{nw}")
+            nw += 1
+        elif isinstance(n.meta.get("val"), torch.Tensor):
+            names.append(f"x{nx}")
+            nx += 1
+        else:
+            names.append(n.name)
+    specs = {n.name: ArgSpec("parameter" if i in static else "input", names[i]) for i, n in enumerate(placeholders)}
     for n in placeholders:
         v = n.meta.get("val")
-        if v is not None and not isinstance(v, torch.Tensor):
-            raise KitsuneFallback(f"non-tensor graph input {n.name} ({type(v).__name__})")
+        if isinstance(v, (int, float, bool)):  # a specialised size: its value is known
+            specs[n.name] = ArgSpec("value", n.name, v)
+        elif v is not None and not isinstance(v, torch.Tensor):
+            raise KitsuneFallback(f"non-tensor graph input {n.name} ({type(v).__name__}): symbolic values are "
+                                  "not supported")
     try:
         module, _ = import_graph(fx_gm.graph, specs, with_weights=False)
     except UnsupportedOpsError as e:
@@ -207,7 +229,7 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict) -> CompiledG
                               f"{str(e).splitlines()[0] if str(e) else ''}") from e
     return CompiledGraph(low, static, len(placeholders), mode=mode, gpu=gpu,
                          cuda_graph=bool(opts.get("cuda_graph", False)), debug=bool(opts.get("debug", False)),
-                         names=[n.name for n in placeholders])
+                         names=names)
 
 
 def _inductor(gm, example_inputs):
@@ -223,13 +245,14 @@ def _compile_static(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec: G
 
     t0 = time.perf_counter()
     holder: dict[str, Any] = {}
+    static_hint = _static_inputs(example_inputs)
     try:
         if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
             raise KitsuneFallback("training graph (an input requires grad and grad mode is on): Kitsune compiles "
                                   "inference graphs; run under torch.no_grad() / torch.inference_mode()")
 
         def fw(fx_gm, fx_inputs):
-            cg = _kitsune_fw(fx_gm, fx_inputs, opts)
+            cg = _kitsune_fw(fx_gm, fx_inputs, opts, static_hint)
             holder["cg"] = cg
             return cg
 

@@ -244,7 +244,8 @@ class _Sym:
 
 @dataclass
 class ArgSpec:
-    """What a placeholder of the imported FX graph is: its kind (parameter | buffer | constant | input),
+    """What a placeholder of the imported FX graph is: its kind (parameter | buffer | constant | input, or
+    value: a non-tensor argument with a known ``value``),
     the torch name it carries (``kitsune.name``) and, for weights, the tensor (None: no value)."""
 
     kind: str
@@ -367,6 +368,9 @@ class _Importer:
             spec = self.specs.get(n.name) or ArgSpec("input", n.name)
             kind = spec.kind
             val = n.meta.get("val")
+            if kind == "value":  # a non-tensor argument bound to a known value (a specialised SymInt)
+                self.env[n] = spec.value
+                continue
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
                 continue
