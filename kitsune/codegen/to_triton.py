@@ -1384,10 +1384,11 @@ class TritonGen:
             if self.profile:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
                 cx["PROF_ASM"] = True
+            cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
                          f"\"num_warps\": {k.warps}, \"tensors\": {tensors!r}, \"signature\": {sig!r}, "
-                         f"\"constexprs\": {cx!r}" + (", \"profile\": True" if self.profile else "") + "},")
+                         f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")
         return "\n".join(lines) + "\n"
 
