@@ -237,8 +237,11 @@ def kernel_times(fn, kernels: list[str], iters: int = 5) -> dict[str, float]:
         torch.cuda.synchronize()
     tot: dict[str, float] = {}
     for ev in prof.events():
+        if not str(getattr(ev, "device_type", "")).endswith("CUDA"):
+            continue  # kernel records only (no CPU-side op of the same name)
         name = ev.name
-        match = next((k for k in kernels if name == k or name.startswith(k + "_") or name.startswith(k)), None)
+        match = name if name in kernels else max((k for k in kernels if name.startswith(k + "_")), key=len,
+                                                   default=None)
         if match is None:
             continue
         dt = getattr(ev, "device_time", None)
