@@ -21,6 +21,9 @@ What happens to each graph Dynamo hands over:
 Fallback: a graph Kitsune cannot compile (an unsupported op, a lowering or codegen error, a training
 graph) is compiled by Inductor instead -- that graph only -- with a logged warning (logger
 ``kitsune.backend``) naming the reason and, for unsupported ops, the op and its source line.
+A program that compiles but fails on its first call (loading, the Triton compile for the device, the first
+launch) runs that graph's ATen ops eagerly from then on, with a warning: Inductor cannot compile the graph
+from inside aot_autograd's runtime wrapper.
 Graphs with symbolic shapes (Dynamo's automatic dynamic shapes after a recompile) are specialised:
 each concrete input signature is compiled on its first call (and served by the compile cache after).
 
@@ -117,6 +120,10 @@ class CompiledGraph:
         self.debug = debug
         self.names = names  # placeholder name per argument
         self.program = None
+        self.fallback = None  # Inductor's compile of the ATen graph, when the first call failed
+        self.record: GraphRecord | None = None
+        self.fx_gm = None
+        self.opts: dict = {}
         self._lock = threading.Lock()
 
     def _make_program(self, args) -> None:
@@ -129,15 +136,37 @@ class CompiledGraph:
         self.program = _program_for(self._low, weights, dev, debug=self.debug, cuda_graph=self.cuda_graph,
                                     copy_outputs=True)
 
-    def __call__(self, *args):
-        if self.program is None:
-            with self._lock:
-                if self.program is None:
-                    self._make_program(args)
+    def _run(self, args):
         static = set(self.static)
         ins = [a for i, a in enumerate(args) if i not in static and isinstance(a, torch.Tensor)]
-        outs = self.program(*ins)
-        return tuple(outs)
+        return tuple(self.program(*ins))
+
+    def __call__(self, *args):
+        if self.fallback is not None:
+            return self.fallback(*args)
+        if self.program is not None:
+            return self._run(args)
+        with self._lock:
+            if self.program is None and self.fallback is None:
+                try:  # loading, compiling the kernels for the device and the first launch
+                    self._make_program(args)
+                    return self._run(args)
+                except Exception as e:  # noqa: BLE001
+                    if not self.opts.get("fallback", True) or self.fx_gm is None:
+                        raise
+                    self.program = None
+                    reason = (f"the program failed on its first call: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''}")
+                    idx = self.record.index if self.record is not None else "?"
+                    # Inductor cannot compile the ATen graph from inside aot_autograd's runtime wrapper:
+                    # this graph's ATen ops run eagerly instead (compile-time failures go to Inductor)
+                    log.warning("kitsune: graph %s falls back to its ATen graph run eagerly: %s", idx, reason)
+                    if self.record is not None:
+                        self.record.status, self.record.reason = "eager ATen (fallback at first call)", reason
+                    self.fallback = self.fx_gm
+        if self.fallback is not None:
+            return self.fallback(*args)
+        return self._run(args)
 
     @property
     def source(self) -> str:
@@ -253,6 +282,7 @@ def _compile_static(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec: G
 
         def fw(fx_gm, fx_inputs):
             cg = _kitsune_fw(fx_gm, fx_inputs, opts, static_hint)
+            cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
             holder["cg"] = cg
             return cg
 
@@ -342,11 +372,11 @@ class Explanation:
 
     @property
     def fell_back(self) -> list[GraphRecord]:
-        return [g for g in self.graphs if g.status.startswith("inductor")]
+        return [g for g in self.graphs if "fallback" in g.status]
 
     def __str__(self) -> str:
         lines = [f"{len(self.graphs)} graph(s): {len(self.compiled)} compiled by Kitsune, "
-                 f"{len(self.fell_back)} fell back to Inductor; {len(self.graph_breaks)} graph break(s)"]
+                 f"{len(self.fell_back)} fell back; {len(self.graph_breaks)} graph break(s)"]
         lines += [str(g) for g in self.graphs]
         lines += [f"graph break: {b}" for b in self.graph_breaks]
         return "\n".join(lines)

@@ -175,3 +175,21 @@ def test_gpu_backend(workload, mode):
     statuses = [r.status for r in kb.records()[n0:]]
     print(workload, mode, statuses)
     assert "kitsune" in statuses
+
+
+def test_first_call_failure_falls_back(monkeypatch, caplog):
+    import kitsune.compile as kcomp
+
+    def boom(*a, **k):
+        raise RuntimeError("triton compile failed (simulated)")
+
+    monkeypatch.setattr(kcomp, "_program_for", boom)
+    torch.manual_seed(0)
+    m = _MLP().eval()
+    x = torch.randn(3, 16)
+    c = torch.compile(m, backend="kitsune")
+    with caplog.at_level(logging.WARNING, logger="kitsune.backend"), torch.no_grad():
+        assert rel(c(x), m(x)) < 1e-5
+        assert rel(c(x), m(x)) < 1e-5
+    assert "simulated" in caplog.text
+    assert "fallback" in kb.records()[-1].status
