@@ -48,3 +48,12 @@ def compile(model, example_inputs, mode="dataflow", gpu="h100", **kw):
     from kitsune.compile import compile as _impl
 
     return _impl(model, example_inputs, mode, gpu, **kw)
+
+
+def explain(model, *inputs, **kw):
+    """Run ``torch.compile(model, backend="kitsune")`` once on ``inputs`` and list per graph what Kitsune
+    compiled and what fell back to Inductor (with the reason and the op's source line), and Dynamo's graph
+    breaks. See ``kitsune.backend.explain``."""
+    from kitsune.backend import explain as _impl
+
+    return _impl(model, *inputs, **kw)

@@ -52,6 +52,7 @@ class _Lowered:
     floor: Any  # kitsune.cost.Estimate of the graph function (roofline floor)
     gpu: Any  # kitsune.gpu.GPU
     source_all: str | None = None  # generated with one slot per tile (when ring queues cannot be resident)
+    profile: bool = False  # the generated kernels record every work item's start, end and SM
 
 
 _lowered: dict[tuple, _Lowered] = {}
@@ -73,7 +74,7 @@ def _main(module):
     return next((f for f in fs if f.sym_name.data == "main"), fs[0] if fs else None)
 
 
-def _lower(graph_module, mode: str, gpu: str, device: torch.device) -> _Lowered:
+def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: bool = False) -> _Lowered:
     from kitsune import cost
     from kitsune.context import make_context
     from kitsune.gpu import parse_gpu_option
@@ -81,7 +82,7 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device) -> _Lowered:
 
     gtext = _text(graph_module)
     capacity = "all" if uses_interpreter(device) else "ir"
-    key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity)
+    key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile))
     with _lock:
         hit = _lowered.get(key)
         if hit is not None:
@@ -91,10 +92,25 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device) -> _Lowered:
     KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
     from kitsune.codegen.to_triton import generate_triton
 
-    source = generate_triton(graph_module, capacity=capacity)
-    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g)
+    source = generate_triton(graph_module, capacity=capacity, profile=profile)
+    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g, profile=bool(profile))
     with _lock:
         return _lowered.setdefault(key, low)
+
+
+def _program_for(low: _Lowered, weights, dev: torch.device, **kw) -> Program:
+    """Load ``low``'s program with ``weights`` (also used by the torch.compile backend)."""
+    program = Program(low.source, weights, dev, lowered=low.lowered, **kw)
+    if low.capacity == "ir" and not program.all_resident():
+        # ring queues need every program of their kernel resident at once, and the compiled kernels
+        # (registers / shared memory) do not allow it: one slot per tile instead (no back-pressure)
+        from kitsune.codegen.to_triton import generate_triton
+
+        if low.source_all is None:
+            low.source_all = generate_triton(low.module, capacity="all", profile=low.profile)
+        program = Program(low.source_all, weights, dev, lowered=low.lowered, **kw)
+        program.capacity_fallback = True
+    return program
 
 
 def _flat_inputs(args: Sequence[Any]):
@@ -171,10 +187,24 @@ class CompiledModel:
             return outs[0] if len(outs) == 1 else tuple(outs)
         return pytree.tree_unflatten(outs, self._out_spec)
 
-    def report(self) -> str:
-        """Kernels, stages and queues of the program with the cost model's estimates, and totals."""
-        return report(self._low.module, self._low.gpu, mode=self.mode, gpu_name=self.gpu, floor=self._low.floor,
+    def report(self, path: str | os.PathLike | None = None) -> str:
+        """Kernels, stages and queues of the program with the cost model's estimates, and totals.
+
+        With ``path`` (a directory, created) it also writes ``report.txt``, ``graph.png`` (the dataflow
+        graph: tasks with their template and SMs, channels with their relation, queues) and, when compiled
+        with ``profile=True`` and called at least once, ``timeline.png`` (one row per SM, work items
+        coloured by stage, waits shown) with ``timeline.json``."""
+        text = report(self._low.module, self._low.gpu, mode=self.mode, gpu_name=self.gpu, floor=self._low.floor,
                       program=self.program)
+        if path is not None:
+            report_files(path, text, self._low, self.program)
+        return text
+
+    def timeline(self) -> list[dict]:
+        """The last call's work items (``profile=True`` only); see ``kitsune.report.timeline``."""
+        from kitsune.report import timeline
+
+        return timeline(self.program)
 
     def __repr__(self) -> str:
         return f"<kitsune.CompiledModel mode={self.mode} gpu={self.gpu} {self.program!r}>"
@@ -182,13 +212,16 @@ class CompiledModel:
 
 def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow", gpu: str = "h100", *,
             device: Any = None, cuda_graph: bool = False, debug: bool | None = None, copy_outputs: bool = True,
-            cache: bool = True) -> CompiledModel:
+            cache: bool = True, profile: bool = False) -> CompiledModel:
     """Compile ``model`` for ``example_inputs``' shapes and dtypes; see the module docstring.
 
     ``device``: None -> 'cuda' when a GPU is present, else 'cpu' (Triton's interpreter, slow).
     ``debug``: watchdog on and a check after every call (None -> ``$KITSUNE_DEBUG``).
     ``cuda_graph``: capture one launch in a CUDA graph and replay it (CUDA only).
     ``copy_outputs=False``: calls return the program's internal output buffers (overwritten by the next call).
+    ``profile``: every work item (one stage call of one program) records its start and end time and its SM
+    (``%globaltimer`` / ``%smid``; a logical clock under the interpreter); ``timeline()`` returns the last
+    call's, ``report(path)`` draws it. Results are unchanged; the overhead is a few stores per work item.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -199,7 +232,7 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
     leaves, in_spec = _flat_inputs(example_inputs)
-    key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs))
+    key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs), bool(profile))
     if cache and isinstance(model, torch.nn.Module):
         with _lock:
             hit = _by_model.get(model, {}).get(key)
@@ -212,19 +245,8 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     ep = torch.export.export(model, example_inputs, strict=False)
     graph_module, weights = import_exported(ep)
     out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
-    low = _lower(graph_module, mode, gpu, dev)
-    program = Program(low.source, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs,
-                      lowered=low.lowered)
-    if low.capacity == "ir" and not program.all_resident():
-        # ring queues need every program of their kernel resident at once, and the compiled kernels
-        # (registers / shared memory) do not allow it: one slot per tile instead (no back-pressure)
-        from kitsune.codegen.to_triton import generate_triton
-
-        if low.source_all is None:
-            low.source_all = generate_triton(low.module, capacity="all")
-        program = Program(low.source_all, weights, dev, debug=debug, cuda_graph=cuda_graph,
-                          copy_outputs=copy_outputs, lowered=low.lowered)
-        program.capacity_fallback = True
+    low = _lower(graph_module, mode, gpu, dev, profile=profile)
+    program = _program_for(low, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs)
     if out_spec is not None and out_spec.num_leaves != len(program.output_names):
         raise KitsuneRuntimeError(f"the model returns {out_spec.num_leaves} value(s) but the program has "
                                   f"{len(program.output_names)} output(s)")
@@ -243,6 +265,13 @@ def clear_cache() -> None:
 
 
 # ------------------------------------------------------------------ report
+
+
+def report_files(path, text: str, low: _Lowered, program: Program | None) -> dict[str, str]:
+    """Write the report's text and pictures under directory ``path``; returns {what: file}."""
+    from kitsune.report import write_report
+
+    return write_report(path, text, low.module, gpu=low.gpu, program=program)
 
 
 def _attr(op, name, default=None):

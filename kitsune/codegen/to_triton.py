@@ -1329,7 +1329,28 @@ def allocate(device):
         bufs[name] = torch.empty(max(elems, 1), dtype=DTYPES[dt], device=device)
     return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
             "epoch": torch.zeros(1, dtype=torch.int32, device=device),
-            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device}
+            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device,
+            **({"prof": torch.zeros(1 + 4 * PROFILE_ITEMS, dtype=torch.int64, device=device)} if PROFILE else {})}
+
+
+def _prof(state, k):
+    """The profile buffer and PROF_ASM (keywords) (globaltimer / smid on a GPU, a logical clock in the interpreter)."""
+    if not k.get("profile"):
+        return {}
+    return {"prof": state["prof"], "PROF_ASM": state["device"].type == "cuda"}
+
+
+def read_profile(state):
+    """The last launch's work items: [(kernel, stage, pid, start, end, sm)] (start / end in ns from
+    %globaltimer on a GPU, ticks of a logical clock under the interpreter)."""
+    rows = state["prof"][1:].view(-1, 4).cpu().tolist()
+    out = []
+    for kname, base, stages in PROFILE:
+        for stage, lo, hi in stages:
+            for pid in range(lo, hi):
+                t0, t1, sm, _ = rows[base + pid]
+                out.append((kname, stage, pid, t0, t1, sm))
+    return out
 
 
 def launch(state, tensors, watchdog=0):
@@ -1338,8 +1359,9 @@ def launch(state, tensors, watchdog=0):
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     for k in KERNELS:
+        pk = _prof(state, k)
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
-                              num_warps=k["num_warps"], num_stages=k["num_stages"])
+                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk)
     ep.add_(1)
     return [env[o] for o in OUTPUTS]
 
@@ -1355,9 +1377,10 @@ def residency(state, tensors):
     props = torch.cuda.get_device_properties(state["device"])
     out = []
     for k in KERNELS:
+        pk = _prof(state, k)
         args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
-                            grid=(k["grid"],))
+                            grid=(k["grid"],), **pk)
         ck._init_handles()
         threads = 32 * k["num_warps"]
         regs = max(1, ck.n_regs) * threads
@@ -1383,9 +1406,10 @@ def check(state):
 
 
 class TritonGen:
-    def __init__(self, plan: Plan, tf32: bool = False):
+    def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False):
         self.plan = plan
         self.tf32 = tf32
+        self.profile = profile  # the dispatcher records (start, end, SM) of every work item
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
 
@@ -1447,15 +1471,36 @@ class TritonGen:
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
         ticket = self.plan.counters + self.plan.kernels.index(k)
+        prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
         lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
-                                f"WATCHDOG: tl.constexpr):",
+                                f"WATCHDOG: tl.constexpr{prof}):",
                  "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
                  "    # program waits only on programs that already run: no deadlock whatever the launch order",
                  "    epoch = tl.load(epoch_ptr)",
                  f"    pid = tl.atomic_add(ctr + {ticket}, 1) - epoch * {k.grid}"]
+        if self.profile:  # a work item = this program's stage call: its start, end and SM
+            lines += ["    if PROF_ASM:",
+                      "        t_start = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
+                      "dtype=tl.int64, is_pure=False, pack=1)",
+                      "        sm = tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [], dtype=tl.int32, "
+                      "is_pure=False, pack=1).to(tl.int64)",
+                      "    else:  # Triton's interpreter runs no inline asm: a logical clock, the program id as SM",
+                      "        t_start = tl.atomic_add(prof, 1).to(tl.int64)",
+                      "        sm = pid.to(tl.int64)"]
         for i, (st, fn, _) in enumerate(stage_fns):
             lines.append(f"    {'if' if i == 0 else 'elif'} pid < {st.hi}:")
             lines.append(f"        {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+        if self.profile:
+            base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
+            lines += ["    if PROF_ASM:",
+                      "        t_end = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
+                      "dtype=tl.int64, is_pure=False, pack=1)",
+                      "    else:",
+                      "        t_end = tl.atomic_add(prof, 1).to(tl.int64)",
+                      f"    row = prof + 1 + 4 * ({base} + pid)",
+                      "    tl.store(row, t_start)",
+                      "    tl.store(row + 1, t_end)",
+                      "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
 
     def _tables(self, kern_texts) -> str:
@@ -1473,6 +1518,12 @@ class TritonGen:
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
         lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")
+        prof, base = [], 0
+        for k in p.kernels:  # (kernel, first row of the profile buffer, [(stage, first pid, end pid)])
+            prof.append((k.name, base, [(st.name, st.lo, st.hi) for st in k.stages]))
+            base += k.grid
+        lines.append(f"PROFILE = {prof!r}" if self.profile else "PROFILE = []")
+        lines.append(f"PROFILE_ITEMS = {base if self.profile else 0}  # work items recorded per launch")
         lines.append("CONSTANTS = {")
         for n, (arr, dt) in self.constants.items():
             b = io.BytesIO()
@@ -1489,19 +1540,27 @@ class TritonGen:
                     q = next(q for q in p.queues if q.storage == n)
                     sig[n] = SIG[q.dtype]
             sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "WATCHDOG": "constexpr"})
+            cx = {"WATCHDOG": 0}
+            if self.profile:
+                sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
+                cx["PROF_ASM"] = True
+            cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
                          f"\"signature\": {sig!r}, "
-                         f"\"constexprs\": {{\"WATCHDOG\": 0}}}},")
+                         f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")
         return "\n".join(lines) + "\n"
 
 
-def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False) -> str:
-    """The Triton module for @main's gpu_queue.program (see the module docstring)."""
+def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False) -> str:
+    """The Triton module for @main's gpu_queue.program (see the module docstring).
+
+    ``profile=True``: every kernel takes a ``prof`` buffer (allocated by ``allocate``) into which each work
+    item records its start, end and SM; ``read_profile(state)`` returns them after a launch."""
     plan = build_plan(module, capacity)
-    return TritonGen(plan, tf32).generate()
+    return TritonGen(plan, tf32, profile).generate()
 
 
 def emit_triton(module: ModuleOp, output: IO[str]) -> None:

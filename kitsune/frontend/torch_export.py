@@ -92,6 +92,8 @@ __all__ = [
     "UnsupportedOpsError",
     "import_module",
     "import_exported",
+    "import_graph",
+    "ArgSpec",
     "decomposition_table",
     "module_to_text",
     "save_weights",
@@ -240,10 +242,24 @@ class _Sym:
     node: Any
 
 
+@dataclass
+class ArgSpec:
+    """What a placeholder of the imported FX graph is: its kind (parameter | buffer | constant | input, or
+    value: a non-tensor argument with a known ``value``),
+    the torch name it carries (``kitsune.name``) and, for weights, the tensor (None: no value)."""
+
+    kind: str
+    name: str
+    value: Any = None
+
+
 class _Importer:
-    def __init__(self, ep: torch.export.ExportedProgram, with_weights: bool = True):
-        self.ep = ep
+    def __init__(self, graph: torch.fx.Graph, specs: dict[str, ArgSpec], with_weights: bool = True,
+                 bad_outputs: Sequence[Unsupported] = ()):
+        self.graph = graph
+        self.specs = specs  # placeholder name -> ArgSpec; a placeholder not in it is a user input
         self.with_weights = with_weights
+        self.bad_outputs = list(bad_outputs)
         self.env: dict[torch.fx.Node, Any] = {}
         self.static: dict[torch.fx.Node, np.ndarray] = {}  # statically known int tensors (arange)
         self.block = Block()
@@ -345,25 +361,24 @@ class _Importer:
     # ---- main loop
 
     def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-        ep = self.ep
-        sig = ep.graph_signature
-        placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
-        specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         arg_types, arg_attrs, weights = [], [], {}
-        kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant", "USER_INPUT": "input"}
         order = []
         for n in placeholders:
-            spec = specs.get(n.name)
-            kind = kinds.get(spec.kind.name) if spec is not None else "input"
+            spec = self.specs.get(n.name) or ArgSpec("input", n.name)
+            kind = spec.kind
             val = n.meta.get("val")
+            if kind == "value":  # a non-tensor argument bound to a known value (a specialised SymInt)
+                self.env[n] = spec.value
+                continue
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
                 continue
-            if kind is None or not isinstance(val, torch.Tensor):
-                what = spec.kind.name.lower() if spec is not None and kind is None else f"{type(val).__name__}"
+            if kind not in ("parameter", "buffer", "constant", "input") or not isinstance(val, torch.Tensor):
+                what = kind if kind not in ("parameter", "buffer", "constant", "input") else f"{type(val).__name__}"
                 self.unsupported.append(Unsupported(f"placeholder {n.name}", f"non-tensor input ({what})", ""))
                 continue
-            name = spec.target if kind != "input" and spec.target else n.name
+            name = spec.name
             try:
                 ty = tensor_type(val)
             except _Skip as e:
@@ -373,7 +388,7 @@ class _Importer:
             arg_types.append(ty)
             arg_attrs.append(DictionaryAttr({"kitsune.name": StringAttr(name), "kitsune.kind": StringAttr(kind)}))
             if kind != "input" and self.with_weights:
-                t = ep.state_dict.get(name) if name in ep.state_dict else ep.constants.get(name)
+                t = spec.value
                 if isinstance(t, torch.Tensor) and t.device.type != "meta":
                     t = t.detach().cpu()
                     weights[name] = (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
@@ -381,13 +396,9 @@ class _Importer:
         for (n, _), a in zip(order, self.block.args):
             self.env[n] = a
 
-        for s in sig.output_specs:
-            if s.kind.name != "USER_OUTPUT":
-                self.unsupported.append(Unsupported(f"output {getattr(s.arg, 'name', '?')}",
-                                                    f"{s.kind.name.lower()} outputs (in-place state updates) "
-                                                    "are not supported", ""))
+        self.unsupported += self.bad_outputs
         out_node = None
-        for node in ep.graph.nodes:
+        for node in self.graph.nodes:
             if node.op == "call_function":
                 self.convert(node)
             elif node.op == "output":
@@ -1129,7 +1140,33 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
     """
     if decompose:
         ep = ep.run_decompositions(decomposition_table() if decompositions is None else decompositions)
-    return _Importer(ep, with_weights).run()
+    sig = ep.graph_signature
+    kinds = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant", "USER_INPUT": "input"}
+    specs = {}
+    for s in sig.input_specs:
+        if not hasattr(s.arg, "name"):
+            continue
+        kind = kinds.get(s.kind.name, s.kind.name.lower())
+        name = s.target if kind != "input" and s.target else s.arg.name
+        value = None
+        if kind != "input":
+            value = ep.state_dict.get(name) if name in ep.state_dict else ep.constants.get(name)
+        specs[s.arg.name] = ArgSpec(kind, name, value)
+    bad = [Unsupported(f"output {getattr(s.arg, 'name', '?')}", f"{s.kind.name.lower()} outputs (in-place state "
+                       "updates) are not supported", "") for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
+    return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad)
+
+
+def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None, *, with_weights: bool = True,
+                 bad_outputs: Sequence[Unsupported] = ()) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """A functional ATen FX graph (torch.export's, or the one aot_autograd hands a ``torch.compile`` backend)
+    -> (graph-dialect module, weights name -> numpy).
+
+    Shapes and dtypes come from each node's ``meta["val"]`` (fake tensors). ``specs`` maps placeholder names
+    to :class:`ArgSpec` (kind, torch name, weight value); placeholders not in it are user inputs. Raises
+    UnsupportedOpsError listing every unsupported op (with ``bad_outputs`` added).
+    """
+    return _Importer(graph, specs or {}, with_weights, bad_outputs).run()
 
 
 def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic_shapes=None, *,

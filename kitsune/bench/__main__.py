@@ -1,0 +1,5 @@
+import sys
+
+from kitsune.bench.harness import main
+
+sys.exit(main())
