@@ -110,7 +110,60 @@ class ChooseSchedulesPass(ModulePass):
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
             self._follow_tiles(g)
+            self._align_row_bands(g)
             legalise_channels(g)
+
+    @staticmethod
+    def _align_row_bands(g: df.GraphOp) -> None:
+        """Tasks joined by a row-band channel get the same leading tile sizes, so that the channel stays a
+        row-band queue in a dataflow kernel (different row tiles would weaken it to a kernel boundary): a
+        generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM."""
+        from kitsune.schedule.configs import config_from
+        from kitsune.schedule.roles import roles_of
+        from kitsune.schedule.select import anchor_of, gemm_tile
+
+        def cfg_of(t):
+            c = t.attributes.get("config")
+            return {k: v.value.data for k, v in c.data.items()} if c is not None else None
+
+        def retile_gemm(t, bm) -> bool:
+            cfg = config_from("gemm", {**cfg_of(t), "BM": bm})
+            a, _ = anchor_of(t)
+            tile = gemm_tile(roles_of(a), "gemm", cfg) if a is not None else None
+            if tile is None or tuple(tile[:-1]) == tuple(t.tile_sizes()[:-1]):
+                return False
+            set_tile(t, tile)
+            t.attributes["config"] = config_attr(cfg)
+            return True
+
+        def rows_of(t, lead, shape) -> bool:
+            if len(lead) != len(shape) - 1 or tuple(lead) == tuple(t.tile_sizes()[:-1]):
+                return False
+            set_tile(t, [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]])
+            return True
+
+        for _ in range(4):  # a few sweeps reach a fixpoint on chains
+            changed = False
+            for ch in [o for o in g.body.blocks.first.ops if isinstance(o, df.ChannelOp) and o.rel == "rows"]:
+                prod = ch.source.owner
+                if not isinstance(prod, df.TaskOp):
+                    continue
+                for use in ch.result.uses:
+                    cons = use.operation
+                    if not isinstance(cons, df.TaskOp) or not cons.outs or not prod.outs:
+                        continue
+                    pt, ct = prod.tile_sizes(), cons.tile_sizes()
+                    if len(pt) != len(ct) or pt[:-1] == ct[:-1]:
+                        continue
+                    pcfg, ccfg = cfg_of(prod), cfg_of(cons)
+                    if ccfg is None:
+                        changed |= rows_of(cons, pt[:-1], tensor_shape(cons.outs[0].type))
+                    elif pcfg is None:
+                        changed |= rows_of(prod, ct[:-1], tensor_shape(prod.outs[0].type))
+                    elif cons.attributes.get("template") == StringAttr("gemm") and "BM" in pcfg:
+                        changed |= retile_gemm(cons, pcfg["BM"])
+            if not changed:
+                break
 
     @staticmethod
     def _follow_tiles(g: df.GraphOp) -> None:

@@ -147,6 +147,9 @@ class SplitReductionPass(ModulePass):
                 if "config" in t.attributes:
                     continue  # a template splits its reduction in the kernel (the config's SPLIT field)
                 self.split(t)
+            from kitsune.passes.choose_schedules import legalise_channels
+
+            legalise_channels(g)  # partials read their producers with the original relation and their own tile
 
     def choose(self, t: df.TaskOp) -> tuple[Operation, int] | None:
         block = t.body.blocks.first
