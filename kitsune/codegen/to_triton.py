@@ -63,7 +63,7 @@ from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, Tenso
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics import optable
-from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, Neg, Num, parse
+from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, IVar, Neg, Num, parse
 
 TL = {"f32": "tl.float32", "bf16": "tl.bfloat16", "f16": "tl.float16", "f64": "tl.float64", "i64": "tl.int64",
       "i32": "tl.int32", "i16": "tl.int16", "i8": "tl.int8", "i1": "tl.int1"}
@@ -72,6 +72,7 @@ SIG = {"f32": "*fp32", "bf16": "*bf16", "f16": "*fp16", "f64": "*fp64", "i64": "
 TORCH = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16", "f64": "torch.float64",
          "i64": "torch.int64", "i32": "torch.int32", "i16": "torch.int16", "i8": "torch.int8", "i1": "torch.bool"}
 NEUTRAL = {"=": 0.0, "+=": 0.0, "*=": 1.0, "max=": -math.inf, "min=": math.inf}
+NAN = "propagate_nan=tl.PropagateNan.ALL"  # max / min: a NaN wins, as in torch
 
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
 
@@ -546,8 +547,8 @@ class StageGen:
     def combine(self, op: str, a: TV, b: TV) -> TV:
         f = self.union(a, b)
         x, y = self.place(a, f), self.place(b, f)
-        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y})",
-                "min=": f"tl.minimum({x}, {y})"}[op]
+        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y}, {NAN})",
+                "min=": f"tl.minimum({x}, {y}, {NAN})"}[op]
         return self.tmp(code, f, max(a.depth, b.depth))
 
     def invert(self, opp: OpProgram, s, idx, ext):
@@ -559,6 +560,12 @@ class StageGen:
             if isinstance(ix, Indirect):
                 scatter.append((d, ix))
                 continue
+            unit = [v for v, _ in ix.terms if ext.get(v) == 1]
+            if unit:  # a variable of extent 1 is 0: h*G + g with G = 1 is h + 0
+                for v in unit:
+                    if v not in binding:
+                        binding[v] = lconst(0)
+                ix = Affine(tuple(t for t in ix.terms if t[0] not in unit), ix.const)
             if not ix.terms:
                 lo, hi = lrange(x)
                 if not (lo == hi == ix.const):
@@ -656,6 +663,8 @@ class StageGen:
             case Call(fn=fn, args=args):
                 vals = [self.expr(opp, x, binding, neutral) for x in args]
                 return self.call(fn, vals)
+            case IVar(name=v):  # an index variable's value
+                return self._lin_tv(binding[v])
         raise CodegenError(f"cannot generate {e}")
 
     def binop(self, op: str, a: TV, b: TV) -> TV:
@@ -692,16 +701,18 @@ class StageGen:
         f = self.union(*vals)
         depth = max(v.depth for v in vals)
         xs = [self.place(v, f) for v in vals]
-        if fn in ("exp", "log", "sqrt", "rsqrt", "erf", "sigmoid", "tanh"):
+        if fn in ("exp", "log", "sqrt", "rsqrt", "erf", "sigmoid", "tanh", "sin", "cos", "trunc", "floor"):
             x = xs[0] if vals[0].kind == "f" else f"{xs[0]}.to(tl.float32)"
             code = {"exp": f"tl.exp({x})", "log": f"tl.log({x})", "sqrt": f"tl.sqrt({x})",
                     "rsqrt": f"tl.rsqrt({x})", "erf": f"tl.erf({x})", "sigmoid": f"tl.sigmoid({x})",
-                    "tanh": f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)"}[fn]
+                    "tanh": f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)", "sin": f"tl.sin({x})", "cos": f"tl.cos({x})",
+                    "trunc": f"tl.where({x} < 0, tl.ceil({x}), tl.floor({x}))", "floor": f"tl.floor({x})"}[fn]
             if vals[0].const is not None:
                 c = float(vals[0].const)
                 import math as _m
                 fold = {"exp": _m.exp, "log": _m.log, "sqrt": _m.sqrt, "rsqrt": lambda z: 1 / _m.sqrt(z),
-                        "erf": _m.erf, "sigmoid": lambda z: 1 / (1 + _m.exp(-z)), "tanh": _m.tanh}
+                        "erf": _m.erf, "sigmoid": lambda z: 1 / (1 + _m.exp(-z)), "tanh": _m.tanh,
+                        "sin": _m.sin, "cos": _m.cos, "trunc": _m.trunc, "floor": _m.floor}
                 try:
                     return TV("", (), 0, "f", fold[fn](c))
                 except (ValueError, ZeroDivisionError, OverflowError):
@@ -713,7 +724,8 @@ class StageGen:
             if all(v.const is not None for v in vals):
                 return TV("", (), 0, "f", (max if fn == "max" else min)(vals[0].const, vals[1].const))
             kind = vals[0].kind if vals[0].kind == vals[1].kind else "f"
-            return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]})", f, depth, kind)
+            nan = ", propagate_nan=tl.PropagateNan.ALL" if kind == "f" else ""  # NaN wins, as in torch
+            return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]}{nan})", f, depth, kind)
         if fn == "select":
             c = xs[0] if vals[0].kind == "b" else f"({xs[0]} != 0)"
             kind = vals[1].kind if vals[1].kind == vals[2].kind else "f"
@@ -788,10 +800,10 @@ class StageGen:
             shp = ", ".join(str(self.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
             x = f"tl.broadcast_to({x}, [{shp}])"
         ax = len(bframe)
-        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.max({x}, axis={ax})",
-               "min=": f"tl.min({x}, axis={ax})", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
-        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red})", "min=": f"tl.minimum({acc}, {red})",
-               "*=": f"{acc} * {red}"}[s.op]
+        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.reduce({x}, {ax}, _max_combine)",
+               "min=": f"tl.reduce({x}, {ax}, _min_combine)", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
+        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red}, {NAN})",
+               "min=": f"tl.minimum({acc}, {red}, {NAN})", "*=": f"{acc} * {red}"}[s.op]
         self.em.emit(f"{acc} = {upd}", inner)
         if loop:
             self.em.close(depth, saved)
@@ -1096,6 +1108,16 @@ class QueueTimeout(RuntimeError):
 @triton.jit
 def _mul_combine(a, b):
     return a * b
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _min_combine(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
