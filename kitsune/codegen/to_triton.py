@@ -975,7 +975,8 @@ class StageGen:
                 evaluated.append((kind, v, target, tv, tuple(widx)))
             else:
                 ix = self.out_idx
-                if kind == "store" and tuple(st.store_tiles.get(target, T)) != tuple(T):
+                if kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
+                                        or tuple(tensor_shape(v.type)) != tuple(D)):  # same tile, other shape
                     ix, _ = self._tile_index(st.store_tiles[target], tensor_shape(v.type))
                 tv = self.value_at(v, ix) if not self._is_direct(v) else self.access(v, ix, 0.0)
                 evaluated.append((kind, v, target, tv, ix))

@@ -341,7 +341,7 @@ class Program:
             lab = self.label(n)
             w = weights[lab] if lab in weights else weights[n]
             shape, dt, _ = self.tensor_info[n]
-            t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(np.asarray(w)))
+            t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.array(w, order="C"))  # keeps 0-d arrays 0-d
             if tuple(t.shape) != shape:
                 raise KitsuneRuntimeError(f"parameter {lab!r}: expected shape {_fmt_shape(shape)}, "
                                           f"got {_fmt_shape(tuple(t.shape))}")
