@@ -74,6 +74,7 @@ TORCH = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16
 NEUTRAL = {"=": 0.0, "+=": 0.0, "*=": 1.0, "max=": -math.inf, "min=": math.inf}
 NAN = "propagate_nan=tl.PropagateNan.ALL"  # max / min: a NaN wins, as in torch
 
+INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks (debug)
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
 
 
@@ -632,10 +633,20 @@ class StageGen:
                 tv = self.read(opp, ix.access, binding, 0.0)
                 if tv.kind == "f":
                     tv = self.tmp(f"{self.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
+                if tv.const is None:  # debug builds (WATCHDOG > 0) flag an index outside its dim
+                    n = self.index_size(opp, acc, len(out))
+                    if n is not None:
+                        code = self.gen.index_check(opp.op, acc, len(out), n)
+                        self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})",
+                                     tv.depth)
                 out.append(self.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
             else:
                 out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))
         return tuple(out)
+
+    def index_size(self, opp: OpProgram, acc: Access, d: int) -> int | None:
+        shape = tensor_shape(opp.inputs[acc.tensor].type) if acc.tensor in opp.inputs else opp.bound.shapes.get(acc.tensor)
+        return shape[d] if shape is not None and d < len(shape) and shape[d] >= 0 else None
 
     def read(self, opp: OpProgram, acc: Access, binding, neutral: float) -> TV:
         idx = self.index_lins(opp, acc, binding)
@@ -1106,6 +1117,16 @@ class QueueTimeout(RuntimeError):
     """A spin-wait gave up (debug watchdog): the named queue never delivered."""
 
 
+class KitsuneIndexError(IndexError):
+    """An index tensor held a value outside the dimension it indexes (checked when built with debug)."""
+
+
+@triton.jit
+def _index_check(v, n, err, code):
+    bad = (v < 0) | (v >= n)
+    tl.atomic_max(err + bad.to(tl.int32) * 0, code, mask=bad)
+
+
 @triton.jit
 def _mul_combine(a, b):
     return a * b
@@ -1237,6 +1258,10 @@ def residency(state, tensors):
 def check(state):
     """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
     code = int(state["err"].item())
+    if code >= INDEX_CODE:
+        state["err"].zero_()
+        where, what = INDEX_CHECKS[code - INDEX_CODE]
+        raise KitsuneIndexError(f"{where}index out of range: {what}")
     if code:
         name, kernel, cap, ntiles = QUEUES[code - 1]
         raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
@@ -1251,6 +1276,16 @@ class TritonGen:
         self.tf32 = tf32
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
+        self.index_checks: list[tuple[str, str]] = []
+
+    def index_check(self, op, acc: Access, d: int, n: int) -> int:
+        """The err code of a debug check that ``acc``'s index in dim ``d`` lies in [0, n)."""
+        what = (f"'{op.name}' reads {acc} with an index outside [0, {n}) in dim {d} (torch raises IndexError "
+                "here; without debug=True the read gives 0)")
+        item = (fmt_loc(op), what)
+        if item not in self.index_checks:
+            self.index_checks.append(item)
+        return INDEX_CODE + self.index_checks.index(item)
 
     def add_constant(self, arr: np.ndarray, dt: str) -> str:
         for n, (a, d) in self.constants.items():
@@ -1333,6 +1368,8 @@ class TritonGen:
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append("QUEUES = [" + ", ".join(f"({q.name!r}, {q.kernel!r}, {q.capacity}, {q.ntiles})"
                                              for q in p.queues) + "]")
+        lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check (debug) failed")
+        lines.append("INDEX_CHECKS = [" + ", ".join(repr(c) for c in self.index_checks) + "]")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
         lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")

@@ -90,6 +90,8 @@ aten = torch.ops.aten
 __all__ = [
     "KitsuneImportError",
     "UnsupportedOpsError",
+    "ExportError",
+    "export",
     "import_module",
     "import_exported",
     "decomposition_table",
@@ -129,9 +131,15 @@ class UnsupportedOpsError(KitsuneImportError):
 
     def __init__(self, items: list[Unsupported]):
         self.items = items
-        n = len(items)
+        # each distinct op (and reason) once, at its first location, with how often it occurs
+        groups: dict[tuple[str, str], list[Unsupported]] = {}
+        for it in items:
+            groups.setdefault((it.op, it.reason), []).append(it)
+        n = len(groups)
         lines = [f"{n} unsupported op{'s' if n != 1 else ''} in the exported graph:"]
-        lines += [str(it) for it in items]
+        for its in groups.values():
+            more = len({i.loc for i in its}) - 1
+            lines.append(str(its[0]) + (f"\n    (and {more} more place{'s' if more != 1 else ''})" if more > 0 else ""))
         super().__init__("\n".join(lines))
 
 
@@ -222,6 +230,7 @@ def _location(node: torch.fx.Node) -> tuple[str, int, int, str] | None:
     frames = _FRAME.findall(st)
     if not frames:
         return None
+    frames = [f for f in frames if not f[0].startswith("<")] or frames  # <eval_with_key>: FX-generated code
     user = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
     file, line = (user or frames)[-1]
     line = int(line)
@@ -265,6 +274,11 @@ class _Importer:
             rts = rt if isinstance(rt, list) else [rt]
         op = graph.build(name, operands, rts, **attrs)
         op.location = self.loc
+        try:  # the importer never emits IR its own verifier rejects: say which op, here
+            op.verify_()
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).split("'graph.", 1)[-1]
+            raise _Skip(f"graph.{msg}" if not msg.startswith("graph.") else msg) from None
         self.block.add_op(op)
         if graph.OPS[name].results == "variadic":
             return list(op.results)
@@ -359,6 +373,9 @@ class _Importer:
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
                 continue
+            if kind == "input" and isinstance(val, (bool, int, float)):  # a Python scalar: specialized
+                self.env[n] = val
+                continue
             if kind is None or not isinstance(val, torch.Tensor):
                 what = spec.kind.name.lower() if spec is not None and kind is None else f"{type(val).__name__}"
                 self.unsupported.append(Unsupported(f"placeholder {n.name}", f"non-tensor input ({what})", ""))
@@ -383,9 +400,10 @@ class _Importer:
 
         for s in sig.output_specs:
             if s.kind.name != "USER_OUTPUT":
-                self.unsupported.append(Unsupported(f"output {getattr(s.arg, 'name', '?')}",
-                                                    f"{s.kind.name.lower()} outputs (in-place state updates) "
-                                                    "are not supported", ""))
+                self.unsupported.append(Unsupported("(state update)",
+                                                    f"{s.kind.name.lower()} outputs (in-place updates of buffers or "
+                                                    "inputs, e.g. BatchNorm's running statistics in training mode) "
+                                                    "are not supported: call model.eval() before compiling", ""))
         out_node = None
         for node in ep.graph.nodes:
             if node.op == "call_function":
@@ -415,6 +433,15 @@ class _Importer:
         f = func.FuncOp("main", (arg_types, [r.type for r in results]), Region(self.block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
         module = ModuleOp([f])
+        for op in module.walk():
+            try:
+                op.verify_()
+            except Exception as e:  # noqa: BLE001 - say which op, not the whole module
+                loc = op.location
+                where = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: " \
+                    if isinstance(loc, FileLineColLoc) else ""
+                raise KitsuneImportError(f"{where}error: the importer emitted an op its verifier rejects: {e}\n"
+                                         f"    {_op_text(op)}") from None
         module.verify()
         return module, weights
 
@@ -446,6 +473,17 @@ class _Importer:
 
 
 _POISON = object()
+
+
+def _op_text(op) -> str:
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    s = StringIO()
+    Printer(stream=s).print_op(op)
+    text = s.getvalue().strip().splitlines()
+    return text[0][:300] if text else op.name
 
 
 def _flatten(x):
@@ -1317,8 +1355,60 @@ def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic
     """torch.export.export(model, example_inputs) and import it (see import_exported)."""
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
+    ep = export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
     return import_exported(ep, with_weights=with_weights, decompositions=decompositions)
+
+
+class ExportError(KitsuneImportError):
+    """torch.export could not trace the model (data-dependent control flow, ...), said in Kitsune's words."""
+
+
+def _user_frame(tb) -> tuple[str, int, str] | None:
+    """The innermost traceback frame outside torch (the model's or a library's code)."""
+    best = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if not f.startswith(_TORCH_DIR) and not f.startswith("<") and os.path.abspath(f) != os.path.abspath(__file__):
+            best = (f, tb.tb_lineno, linecache.getline(f, tb.tb_lineno).strip())
+        tb = tb.tb_next
+    return best
+
+
+def export(model, example_inputs, dynamic_shapes=None, strict: bool = False):
+    """torch.export.export, with its tracing failures turned into a located ExportError."""
+    import logging
+
+    # torch logs the FX graph of a failed trace (screens of it) before raising: the error below says it all
+    quiet = {n: lg.level for n, lg in logging.root.manager.loggerDict.items()
+             if (n == "torch" or n.startswith("torch.")) and isinstance(lg, logging.Logger)}
+    for n in quiet:
+        logging.getLogger(n).setLevel(logging.CRITICAL)
+    import contextlib
+    import io
+    import sys
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
+        sys.stderr.write(err.getvalue())  # warnings of a successful export are the user's to see
+        return ep
+    except Exception as e:  # noqa: BLE001
+        name = type(e).__name__
+        where = _user_frame(e.__traceback__)
+        loc = f"{where[0]}:{where[1]}: " if where else ""
+        src = f"\n    {where[2]}" if where and where[2] else ""
+        if "DataDependent" in name or "GuardOnDataDependent" in name:
+            raise ExportError(
+                f"{loc}error: data-dependent control flow: this line branches (or sizes a tensor) on a tensor's "
+                f"values, which torch.export cannot trace{src}\n"
+                "  what to do: make the condition depend on shapes or Python values only, compute it outside "
+                "the model and pass the result in, or use torch.cond for a data-dependent branch") from None
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else name
+        raise ExportError(f"{loc}error: torch.export failed ({name}): {first}{src}") from None
+    finally:
+        for n, level in quiet.items():
+            logging.getLogger(n).setLevel(level)
 
 
 def module_to_text(module: ModuleOp, debuginfo: bool = True) -> str:
@@ -1346,7 +1436,7 @@ def arguments(module: ModuleOp, weights: dict[str, np.ndarray], *inputs) -> list
     f = find_function(module, "main")
     kinds = [a.data["kitsune.kind"].data if a is not None and "kitsune.kind" in a.data else "input"
              for a in f.arg_attrs.data]
-    it = iter([x for x in inputs if x is not None])  # None inputs are not arguments
+    it = iter([x for x in inputs if x is not None and not isinstance(x, (bool, int, float))])  # not arguments
     out = []
     for name, kind in zip(arg_names(f), kinds):
         if kind == "input":
