@@ -124,3 +124,23 @@ def test_zero_d_buffers_and_unit_groups_compile():
     x = torch.randn(1, 4, 6, 6)
     cm = kitsune.compile(m, (x,), mode="bulk-sync")
     torch.testing.assert_close(cm(x), m(x), rtol=1e-4, atol=1e-5)
+
+
+def test_masked_attention_is_not_split_or_decomposed():
+    from kitsune.passes.graph_decompose import GraphDecomposePass
+    from kitsune.passes.split_reduction import SplitReductionPass
+    from kitsune.passes.form_regions import FormRegionsPass
+
+    src = ("func.func @main(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x64x8xf32>, %v: tensor<1x2x64x8xf32>, "
+           "%m: tensor<4x64xf32>) -> tensor<1x2x4x8xf32> {\n"
+           "  %y = graph.attention %q, %k, %v, %m {causal = true} : tensor<1x2x4x8xf32>, tensor<1x2x64x8xf32>, "
+           "tensor<1x2x64x8xf32>, tensor<4x64xf32> -> tensor<1x2x4x8xf32>\n"
+           "  func.return %y : tensor<1x2x4x8xf32>\n}\n")
+    rng = np.random.default_rng(0)
+    ins = [rng.standard_normal(s).astype(np.float32) for s in [(1, 2, 4, 8), (1, 2, 64, 8), (1, 2, 64, 8), (4, 64)]]
+    want = interpret(parse_module(src), ins)[0]
+    for passes in ([GraphDecomposePass()], [FormRegionsPass(), SplitReductionPass(force=4)]):
+        m = parse_module(src)
+        for p in passes:
+            p.apply(make_context(), m)
+        np.testing.assert_allclose(interpret(m, ins)[0], want, rtol=1e-5, atol=1e-6)
