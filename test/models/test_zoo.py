@@ -19,7 +19,7 @@ from zoo import ZOO
 pytestmark = [pytest.mark.zoo, pytest.mark.filterwarnings("ignore")]
 
 # compile under the interpreter takes more than ~20 s (both modes together)
-SLOW = {"tv_resnet18", "tv_squeezenet", "timm_resnet10t", "tv_mobilenet_v2", "tv_regnet"}
+SLOW = {"tv_resnet18", "tv_squeezenet", "timm_resnet10t", "tv_mobilenet_v2", "tv_mobilenet_v3", "tv_efficientnet_b0"}
 TOL = 1e-4
 
 

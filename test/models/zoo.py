@@ -143,7 +143,7 @@ class _Wrap(torch.nn.Module):
 def tv_resnet18():
     tv = _torchvision()
     _seed()
-    return tv.models.resnet18(num_classes=10).eval(), (torch.randn(1, 3, 32, 32),)
+    return tv.models.resnet18(num_classes=10).eval(), (torch.randn(1, 3, 16, 16),)
 
 
 def tv_regnet():
@@ -158,7 +158,7 @@ def tv_regnet():
 def tv_mobilenet_v2():
     tv = _torchvision()
     _seed()
-    return tv.models.mobilenet_v2(width_mult=0.25, num_classes=10).eval(), (torch.randn(1, 3, 32, 32),)
+    return tv.models.mobilenet_v2(width_mult=0.25, num_classes=10).eval(), (torch.randn(1, 3, 16, 16),)
 
 
 def tv_mobilenet_v3():
@@ -218,7 +218,7 @@ def timm_resnet10t():
     import timm
 
     _seed()
-    return timm.create_model("resnet10t", pretrained=False, num_classes=10).eval(), (torch.randn(1, 3, 32, 32),)
+    return timm.create_model("resnet10t", pretrained=False, num_classes=10).eval(), (torch.randn(1, 3, 16, 16),)
 
 
 def timm_convnext():

@@ -144,3 +144,84 @@ def test_masked_attention_is_not_split_or_decomposed():
         for p in passes:
             p.apply(make_context(), m)
         np.testing.assert_allclose(interpret(m, ins)[0], want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- bad input: diagnostics, not hangs or tracebacks
+
+
+def _opt(tmp_path, text: bytes, *args):
+    import subprocess
+    import sys
+
+    f = tmp_path / "in.mlir"
+    f.write_bytes(text)
+    return subprocess.run([sys.executable, "-m", "kitsune.tools.opt", str(f), *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_unterminated_string_is_located_not_a_hang(tmp_path):
+    r = _opt(tmp_path, b'func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {\n'
+                       b'  %y = graph.gelu %x {approximate = "tanh} : tensor<4x8xf32> -> tensor<4x8xf32>\n'
+                       b'  func.return %y : tensor<4x8xf32>\n}\n')
+    assert r.returncode == 1
+    assert "in.mlir:2:37" in r.stderr and "closing string literal" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_random_bytes_and_empty_file(tmp_path):
+    r = _opt(tmp_path, b"func.func\n  \xb7\xff garbage")
+    assert r.returncode == 1 and "in.mlir:2:3: byte 0xb7 is not UTF-8" in r.stderr
+    r = _opt(tmp_path, b"// only a comment\n")
+    assert r.returncode == 0 and "builtin.module" in r.stdout
+
+
+def test_zero_size_dimension_is_a_located_error(tmp_path):
+    r = _opt(tmp_path, b"func.func @main(%x: tensor<0x8xf32>) -> tensor<0x8xf32> {\n"
+                       b"  %y = graph.relu %x : tensor<0x8xf32> -> tensor<0x8xf32>\n"
+                       b"  func.return %y : tensor<0x8xf32>\n}\n", "-p", "kitsune-pipeline")
+    assert r.returncode == 1 and "in.mlir:2:3: 'graph.relu' operand 'x' has a zero-size dimension" in r.stderr
+
+
+class _Branchy(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+class _Scaled(torch.nn.Module):
+    def forward(self, x, s: float):
+        return x * s + 1.0
+
+
+class _Train(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.d = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.d(x) + 1.0
+
+
+def test_data_dependent_control_flow_says_what_to_do(capfd):
+    from kitsune.frontend.torch_export import ExportError
+
+    with pytest.raises(ExportError) as e:
+        kitsune.compile(_Branchy(), (torch.randn(3, 4),))
+    msg = str(e.value)
+    assert "test_issue13_codegen.py:" in msg and "data-dependent control flow" in msg and "torch.cond" in msg
+    assert "if x.sum() > 0:" in msg
+    assert "def forward" not in capfd.readouterr().err  # no FX graph dump
+
+
+def test_python_scalar_argument_and_train_mode_hint():
+    from kitsune.frontend.torch_export import UnsupportedOpsError
+
+    x = torch.randn(3, 4)
+    cm = kitsune.compile(_Scaled(), (x, 2.5), mode="bulk-sync")
+    torch.testing.assert_close(cm(x, 2.5), x * 2.5 + 1.0)
+    with pytest.raises(InputError, match="compile again"):
+        cm(x, 3.0)
+    with pytest.raises(UnsupportedOpsError, match=r"call model.eval\(\)"):
+        kitsune.compile(_Train().train(), (x,))
+    cm = kitsune.compile(_Train().eval(), (x,), mode="bulk-sync")
+    torch.testing.assert_close(cm(x), x + 1.0)
