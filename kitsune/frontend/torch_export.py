@@ -1252,6 +1252,11 @@ def _index(imp, node, x, indices):
         iv = imp.t(indices[d])
         if iv.type.get_element_type() == IntegerType(1):
             raise _Skip("boolean-mask indexing (data-dependent output size) is not supported")
+        known = imp.static.get(indices[d]) if isinstance(indices[d], torch.fx.Node) else None
+        if known is None or (known < 0).any():  # x[i] with i < 0 counts from the end, as in eager
+            n = _static_dim(imp, xv, d)
+            e = iv.type.get_element_type()
+            iv = imp.emit("where", [imp.emit("lt", [iv, imp.const(0, e)]), imp.emit("add", [iv, imp.const(n, e)]), iv])
         idx.append(iv)
     return imp.emit("index", [xv, *idx], imp.out_type(), dims=dims)
 

@@ -225,3 +225,15 @@ def test_python_scalar_argument_and_train_mode_hint():
         kitsune.compile(_Train().train(), (x,))
     cm = kitsune.compile(_Train().eval(), (x,), mode="bulk-sync")
     torch.testing.assert_close(cm(x), x + 1.0)
+
+
+class _NegIndex(torch.nn.Module):
+    def forward(self, x, i):
+        return x[i] * 2.0
+
+
+def test_negative_tensor_indices_count_from_the_end():
+    x = torch.randn(6, 3)
+    i = torch.tensor([0, -1, 2, -6])
+    cm = kitsune.compile(_NegIndex(), (x, i), mode="bulk-sync", debug=True)
+    torch.testing.assert_close(cm(x, i), x[i] * 2.0)
