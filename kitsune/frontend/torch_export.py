@@ -888,6 +888,19 @@ def _select(imp, node, x, dim, index):
     return imp.reshape(sl, imp.out_type().get_shape())
 
 
+@_h(aten.repeat.default)
+def _repeat(imp, node, x, sizes):
+    v = imp.t(x)
+    sizes = imp.ints(sizes)
+    src = [1] * (len(sizes) - len(_shape(v))) + _shape(v)
+    if any(d < 0 for d in src):
+        raise _Skip("repeat of a dynamic dim is not supported")
+    inter = [n for k, d in zip(sizes, src) for n in (1, d)]  # [1, d0, 1, d1, ...] -> [k0, d0, k1, d1, ...]
+    big = [n for k, d in zip(sizes, src) for n in (k, d)]
+    e = imp.emit("expand", [imp.reshape(v, inter)], TensorType(v.type.get_element_type(), big), shape=big)
+    return imp.reshape(e, imp.out_type().get_shape())
+
+
 @_h(aten.cat.default, aten.concat.default)
 def _cat(imp, node, xs, dim=0):
     rt = imp.out_type()

@@ -593,13 +593,17 @@ def _attention(shapes, attrs):
                 "M[b, h, g, i] max= S[b, h, g, i, j]; "
                 "P[b, h, g, i, j] = exp((S[b, h, g, i, j] - M[b, h, g, i]) * $scale); ")
     else:
+        # a query whose keys are all masked gets 0, as torch's (safe-softmax) sdpa
         text = ("S[b, h, g, i, j] += Q[b, h*$G + g, i, e] * K[b, h, j, e]; "
                 f"A[b, h, g, i, j] = {score}; "
                 "M[b, h, g, i] max= A[b, h, g, i, j]; "
-                "P[b, h, g, i, j] = exp(A[b, h, g, i, j] - M[b, h, g, i]); ")
+                "P[b, h, g, i, j] = select(M[b, h, g, i] > -inf, exp(A[b, h, g, i, j] - M[b, h, g, i]), 0.0); ")
     text += ("L[b, h, g, i] += P[b, h, g, i, j]; "
-             "O[b, h, g, i, f] += P[b, h, g, i, j] * V[b, h, j, f]; "
-             "Y[b, h*$G + g, i, f] = O[b, h, g, i, f] / L[b, h, g, i]")
+             "O[b, h, g, i, f] += P[b, h, g, i, j] * V[b, h, j, f]; ")
+    if score == "S[b, h, g, i, j] * $scale":
+        text += "Y[b, h*$G + g, i, f] = O[b, h, g, i, f] / L[b, h, g, i]"
+    else:
+        text += "Y[b, h*$G + g, i, f] = select(L[b, h, g, i] > 0.0, O[b, h, g, i, f] / L[b, h, g, i], 0.0)"
     return Instance(text, inputs, ["Y"], {"G": G, "scale": scale},
                     extents={"g": G}, declared={"Y": (q[0], q[1], q[2], v[3])})
 

@@ -58,7 +58,10 @@ def gpt2():
     _seed()
     cfg = GPT2Config(vocab_size=64, n_positions=32, n_embd=32, n_layer=2, n_head=2, attn_implementation="sdpa")
     m = GPT2Model(cfg).eval()
-    return _Wrap(m, "last_hidden_state"), (_hf_ids(64),)
+    ids = _hf_ids(64)
+    mask = torch.ones_like(ids)
+    mask[0, :3] = 0  # left padding: causal + padding mask, fully masked query rows
+    return _Wrap(m, "last_hidden_state", ("input_ids", "attention_mask")), (ids, mask)
 
 
 def llama():
@@ -104,6 +107,28 @@ def t5():
     return _Wrap(T5EncoderModel(cfg).eval(), "last_hidden_state"), (_hf_ids(64),)
 
 
+def t5_full():
+    from transformers import T5Config, T5Model
+
+    _seed()
+    cfg = T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1, num_heads=4,
+                   relative_attention_num_buckets=8, relative_attention_max_distance=16, decoder_start_token_id=0)
+    return _Wrap(T5Model(cfg).eval(), "last_hidden_state", ("input_ids", "decoder_input_ids")), \
+        (_hf_ids(64), _hf_ids(64, 2, 5))
+
+
+def whisper_full():
+    from transformers import WhisperConfig, WhisperModel
+
+    _seed()
+    cfg = WhisperConfig(vocab_size=64, num_mel_bins=8, encoder_layers=1, encoder_attention_heads=2,
+                        decoder_layers=1, decoder_attention_heads=2, d_model=32, encoder_ffn_dim=64,
+                        decoder_ffn_dim=64, max_source_positions=8, max_target_positions=8, pad_token_id=0,
+                        bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, attn_implementation="sdpa")
+    return _Wrap(WhisperModel(cfg).eval(), "last_hidden_state", ("input_features", "decoder_input_ids")), \
+        (torch.randn(1, 8, 16), _hf_ids(64, 1, 4))
+
+
 def whisper():
     from transformers import WhisperConfig
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
@@ -128,13 +153,15 @@ def vit_hf():
 class _Wrap(torch.nn.Module):
     """A transformers model returning one tensor (its ``field``)."""
 
-    def __init__(self, m, field):
+    def __init__(self, m, field, names=None):
         super().__init__()
         self.m = m
         self.field = field
+        self.names = names  # keyword names of the inputs (None: positional)
 
     def forward(self, *args):
-        return getattr(self.m(*args), self.field)
+        out = self.m(**dict(zip(self.names, args))) if self.names else self.m(*args)
+        return getattr(out, self.field)
 
 
 # ------------------------------------------------------------------ torchvision
@@ -294,7 +321,9 @@ ZOO = {
     "hf_llama_mha": llama_mha,
     "hf_bert": bert,
     "hf_t5_encoder": t5,
+    "hf_t5": t5_full,
     "hf_whisper_encoder": whisper,
+    "hf_whisper": whisper_full,
     "hf_vit": vit_hf,
     "tv_resnet18": tv_resnet18,
     "tv_regnet": tv_regnet,

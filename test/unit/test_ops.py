@@ -556,3 +556,15 @@ def test_every_op_verifier_rejects_wrong_result(name):
     bad = type(op).create(operands=list(op.operands), result_types=rtypes, properties=dict(op.properties))
     with pytest.raises(VerifyException, match=f"graph.{name}"):
         bad.verify()
+
+
+def test_attention_fully_masked_query_gives_zero():
+    """A query whose keys are all masked gets 0, as torch's sdpa (safe softmax); no NaN."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 1, 3, 4)).astype(np.float32) for _ in range(3))
+    m = np.where(np.array([[False] * 3, [True, False, False], [True, True, True]]), 0.0, -np.inf).astype(np.float32)
+    want = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v, m))).numpy()
+    mod = single_op_module("attention", [ttype([1, 1, 3, 4])] * 3 + [ttype([3, 3])])
+    got = interpret(mod, [q, k, v, m])[0]
+    assert not np.isnan(got).any()
+    assert_close(got, want)
