@@ -798,6 +798,10 @@ class StageGen:
             cs.append((rl, "<", E))
         for d, ix in scatter:
             tv = self.read(opp, ix.access, b2, 0.0)
+            n = opp.bound.shapes[s.lhs.tensor][d]
+            if tv.const is None and n >= 0:  # debug builds flag a scatter index outside the target
+                code = self.gen.index_check(opp.op, s.lhs, d, n)
+                self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})", tv.depth)
             eq = self.binop("==", tv, self._lin_tv(idx[d]))
             cs_tv = eq
             cs.append(cs_tv)
@@ -1280,8 +1284,8 @@ class TritonGen:
 
     def index_check(self, op, acc: Access, d: int, n: int) -> int:
         """The err code of a debug check that ``acc``'s index in dim ``d`` lies in [0, n)."""
-        what = (f"'{op.name}' reads {acc} with an index outside [0, {n}) in dim {d} (torch raises IndexError "
-                "here; without debug=True the read gives 0)")
+        what = (f"'{op.name}' uses {acc} with an index outside [0, {n}) in dim {d} (torch raises IndexError "
+                "here; without debug=True a read gives 0 and a write is dropped)")
         item = (fmt_loc(op), what)
         if item not in self.index_checks:
             self.index_checks.append(item)

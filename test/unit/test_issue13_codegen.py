@@ -86,7 +86,7 @@ def test_out_of_range_index_raises_in_debug():
     bad[1, 2] = 12
     cm = kitsune.compile(m, (i,), mode="bulk-sync", debug=True)
     torch.testing.assert_close(cm(i), m(i))
-    with pytest.raises(IndexError, match=r"index out of range: 'graph.embedding' reads .* outside \[0, 10\)"):
+    with pytest.raises(IndexError, match=r"index out of range: 'graph.embedding' uses .* outside \[0, 10\)"):
         cm(bad)
     torch.testing.assert_close(cm(i), m(i))  # the flag is cleared: later calls run
     # another integer width is converted when the values fit, else rejected
@@ -237,3 +237,17 @@ def test_negative_tensor_indices_count_from_the_end():
     i = torch.tensor([0, -1, 2, -6])
     cm = kitsune.compile(_NegIndex(), (x, i), mode="bulk-sync", debug=True)
     torch.testing.assert_close(cm(x, i), x[i] * 2.0)
+
+
+class _Scatter(torch.nn.Module):
+    def forward(self, x, i, s):
+        return torch.index_add(x, 0, i, s) * 1.0
+
+
+def test_out_of_range_scatter_index_raises_in_debug():
+    x, s = torch.randn(5, 3), torch.randn(4, 3)
+    i = torch.tensor([0, 4, 2, 4])
+    cm = kitsune.compile(_Scatter(), (x, i, s), mode="bulk-sync", debug=True)
+    torch.testing.assert_close(cm(x, i, s), torch.index_add(x, 0, i, s))
+    with pytest.raises(IndexError, match="index out of range: 'graph.index_add'"):
+        cm(x, torch.tensor([0, 5, 2, 4]), s)
