@@ -32,7 +32,7 @@ lit: $(STAMP)
 	$(BIN)/lit -sv test/lit
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q test/unit
+	$(BIN)/python -m pytest -q test/unit test/models
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

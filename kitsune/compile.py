@@ -242,7 +242,9 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     from kitsune.frontend.torch_export import import_exported
 
     guard = _weights_guard(model) if isinstance(model, torch.nn.Module) else None
-    ep = torch.export.export(model, example_inputs, strict=False)
+    from kitsune.frontend.torch_export import export
+
+    ep = export(model, example_inputs, strict=False)
     graph_module, weights = import_exported(ep)
     out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
     low = _lower(graph_module, mode, gpu, dev, profile=profile)

@@ -51,7 +51,8 @@ def np_dtype(elem) -> np.dtype:
 
 def round_bf16(x: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even), kept as float32."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    shape = np.shape(x)
+    x = np.ascontiguousarray(x, dtype=np.float32).reshape(shape)  # ascontiguousarray makes 0-d arrays 1-d
     bits = x.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32)

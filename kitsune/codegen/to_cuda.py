@@ -576,6 +576,8 @@ class _StageGen:
                 return self.access(e, s, tensors, vid, where, neutral, hoisted)
             case tc.Num(value=v):
                 return _flit(v), False
+            case tc.IVar(name=n):  # an index variable's value
+                return f"({vid[n]})", True
             case tc.Neg(arg=a):
                 c, i = self.expr(a, s, tensors, vid, where, hoisted)
                 return f"(-{c})", i
@@ -609,7 +611,7 @@ class _StageGen:
                 fl = [f"(float)({c})" if i else c for c, i in cs]
                 cfn = {"exp": "expf", "log": "logf", "sqrt": "sqrtf", "rsqrt": "rsqrtf", "tanh": "tanhf",
                        "erf": "erff", "sigmoid": "kt_sigmoid", "abs": "fabsf", "max": "fmaxf",
-                       "min": "fminf"}.get(fn)
+                       "min": "fminf", "sin": "sinf", "cos": "cosf", "trunc": "truncf", "floor": "floorf"}.get(fn)
                 if cfn is None:
                     raise CodegenError(f"{where}: no CUDA code for function '{fn}'")
                 return f"{cfn}({', '.join(fl)})", False

@@ -63,7 +63,7 @@ from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, Tenso
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics import optable
-from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, Neg, Num, parse
+from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, IVar, Neg, Num, parse
 
 TL = {"f32": "tl.float32", "bf16": "tl.bfloat16", "f16": "tl.float16", "f64": "tl.float64", "i64": "tl.int64",
       "i32": "tl.int32", "i16": "tl.int16", "i8": "tl.int8", "i1": "tl.int1"}
@@ -72,7 +72,9 @@ SIG = {"f32": "*fp32", "bf16": "*bf16", "f16": "*fp16", "f64": "*fp64", "i64": "
 TORCH = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16", "f64": "torch.float64",
          "i64": "torch.int64", "i32": "torch.int32", "i16": "torch.int16", "i8": "torch.int8", "i1": "torch.bool"}
 NEUTRAL = {"=": 0.0, "+=": 0.0, "*=": 1.0, "max=": -math.inf, "min=": math.inf}
+NAN = "propagate_nan=tl.PropagateNan.ALL"  # max / min: a NaN wins, as in torch
 
+INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks (debug)
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
 
 
@@ -565,8 +567,8 @@ class StageGen:
     def combine(self, op: str, a: TV, b: TV) -> TV:
         f = self.union(a, b)
         x, y = self.place(a, f), self.place(b, f)
-        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y})",
-                "min=": f"tl.minimum({x}, {y})"}[op]
+        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y}, {NAN})",
+                "min=": f"tl.minimum({x}, {y}, {NAN})"}[op]
         return self.tmp(code, f, max(a.depth, b.depth))
 
     def invert(self, opp: OpProgram, s, idx, ext):
@@ -578,6 +580,12 @@ class StageGen:
             if isinstance(ix, Indirect):
                 scatter.append((d, ix))
                 continue
+            unit = [v for v, _ in ix.terms if ext.get(v) == 1]
+            if unit:  # a variable of extent 1 is 0: h*G + g with G = 1 is h + 0
+                for v in unit:
+                    if v not in binding:
+                        binding[v] = lconst(0)
+                ix = Affine(tuple(t for t in ix.terms if t[0] not in unit), ix.const)
             if not ix.terms:
                 lo, hi = lrange(x)
                 if not (lo == hi == ix.const):
@@ -644,10 +652,20 @@ class StageGen:
                 tv = self.read(opp, ix.access, binding, 0.0)
                 if tv.kind == "f":
                     tv = self.tmp(f"{self.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
+                if tv.const is None:  # debug builds (WATCHDOG > 0) flag an index outside its dim
+                    n = self.index_size(opp, acc, len(out))
+                    if n is not None:
+                        code = self.gen.index_check(opp.op, acc, len(out), n)
+                        self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})",
+                                     tv.depth)
                 out.append(self.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
             else:
                 out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))
         return tuple(out)
+
+    def index_size(self, opp: OpProgram, acc: Access, d: int) -> int | None:
+        shape = tensor_shape(opp.inputs[acc.tensor].type) if acc.tensor in opp.inputs else opp.bound.shapes.get(acc.tensor)
+        return shape[d] if shape is not None and d < len(shape) and shape[d] >= 0 else None
 
     def read(self, opp: OpProgram, acc: Access, binding, neutral: float) -> TV:
         idx = self.index_lins(opp, acc, binding)
@@ -675,6 +693,8 @@ class StageGen:
             case Call(fn=fn, args=args):
                 vals = [self.expr(opp, x, binding, neutral) for x in args]
                 return self.call(fn, vals)
+            case IVar(name=v):  # an index variable's value
+                return self._lin_tv(binding[v])
         raise CodegenError(f"cannot generate {e}")
 
     def binop(self, op: str, a: TV, b: TV) -> TV:
@@ -711,16 +731,18 @@ class StageGen:
         f = self.union(*vals)
         depth = max(v.depth for v in vals)
         xs = [self.place(v, f) for v in vals]
-        if fn in ("exp", "log", "sqrt", "rsqrt", "erf", "sigmoid", "tanh"):
+        if fn in ("exp", "log", "sqrt", "rsqrt", "erf", "sigmoid", "tanh", "sin", "cos", "trunc", "floor"):
             x = xs[0] if vals[0].kind == "f" else f"{xs[0]}.to(tl.float32)"
             code = {"exp": f"tl.exp({x})", "log": f"tl.log({x})", "sqrt": f"tl.sqrt({x})",
                     "rsqrt": f"tl.rsqrt({x})", "erf": f"tl.erf({x})", "sigmoid": f"tl.sigmoid({x})",
-                    "tanh": f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)"}[fn]
+                    "tanh": f"(2.0 * tl.sigmoid(2.0 * {x}) - 1.0)", "sin": f"tl.sin({x})", "cos": f"tl.cos({x})",
+                    "trunc": f"tl.where({x} < 0, tl.ceil({x}), tl.floor({x}))", "floor": f"tl.floor({x})"}[fn]
             if vals[0].const is not None:
                 c = float(vals[0].const)
                 import math as _m
                 fold = {"exp": _m.exp, "log": _m.log, "sqrt": _m.sqrt, "rsqrt": lambda z: 1 / _m.sqrt(z),
-                        "erf": _m.erf, "sigmoid": lambda z: 1 / (1 + _m.exp(-z)), "tanh": _m.tanh}
+                        "erf": _m.erf, "sigmoid": lambda z: 1 / (1 + _m.exp(-z)), "tanh": _m.tanh,
+                        "sin": _m.sin, "cos": _m.cos, "trunc": _m.trunc, "floor": _m.floor}
                 try:
                     return TV("", (), 0, "f", fold[fn](c))
                 except (ValueError, ZeroDivisionError, OverflowError):
@@ -732,7 +754,8 @@ class StageGen:
             if all(v.const is not None for v in vals):
                 return TV("", (), 0, "f", (max if fn == "max" else min)(vals[0].const, vals[1].const))
             kind = vals[0].kind if vals[0].kind == vals[1].kind else "f"
-            return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]})", f, depth, kind)
+            nan = ", propagate_nan=tl.PropagateNan.ALL" if kind == "f" else ""  # NaN wins, as in torch
+            return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]}{nan})", f, depth, kind)
         if fn == "select":
             c = xs[0] if vals[0].kind == "b" else f"({xs[0]} != 0)"
             kind = vals[1].kind if vals[1].kind == vals[2].kind else "f"
@@ -794,6 +817,10 @@ class StageGen:
             cs.append((rl, "<", E))
         for d, ix in scatter:
             tv = self.read(opp, ix.access, b2, 0.0)
+            n = opp.bound.shapes[s.lhs.tensor][d]
+            if tv.const is None and n >= 0:  # debug builds flag a scatter index outside the target
+                code = self.gen.index_check(opp.op, s.lhs, d, n)
+                self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})", tv.depth)
             eq = self.binop("==", tv, self._lin_tv(idx[d]))
             cs_tv = eq
             cs.append(cs_tv)
@@ -808,20 +835,21 @@ class StageGen:
             x = f"tl.broadcast_to({x}, [{shp}])"
         ax = len(bframe)
         if wide:
-            upd = {"+=": f"{acc} + {x}", "max=": f"tl.maximum({acc}, {x})", "min=": f"tl.minimum({acc}, {x})"}[s.op]
+            upd = {"+=": f"{acc} + {x}", "max=": f"tl.maximum({acc}, {x}, {NAN})",
+                   "min=": f"tl.minimum({acc}, {x}, {NAN})"}[s.op]
             self.em.emit(f"{acc} = {upd}", inner)
             if loop:
                 self.em.close(depth, saved)
-            red = {"+=": f"tl.sum({acc}, axis={ax})", "max=": f"tl.max({acc}, axis={ax})",
-                   "min=": f"tl.min({acc}, axis={ax})"}[s.op]
+            red = {"+=": f"tl.sum({acc}, axis={ax})", "max=": f"tl.reduce({acc}, {ax}, _max_combine)",
+                   "min=": f"tl.reduce({acc}, {ax}, _min_combine)"}[s.op]
             total = self.fresh("acc")
             self.em.emit(f"{total} = {red}", depth)
             out = TV(total, bframe, depth, "f")
             return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
-        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.max({x}, axis={ax})",
-               "min=": f"tl.min({x}, axis={ax})", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
-        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red})", "min=": f"tl.minimum({acc}, {red})",
-               "*=": f"{acc} * {red}"}[s.op]
+        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.reduce({x}, {ax}, _max_combine)",
+               "min=": f"tl.reduce({x}, {ax}, _min_combine)", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
+        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red}, {NAN})",
+               "min=": f"tl.minimum({acc}, {red}, {NAN})", "*=": f"{acc} * {red}"}[s.op]
         self.em.emit(f"{acc} = {upd}", inner)
         if loop:
             self.em.close(depth, saved)
@@ -1071,7 +1099,8 @@ class StageGen:
                 evaluated.append((kind, v, target, tv, tuple(widx)))
             else:
                 ix = self.out_idx
-                if kind == "store" and tuple(st.store_tiles.get(target, T)) != tuple(T):
+                if kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
+                                        or tuple(tensor_shape(v.type)) != tuple(D)):  # same tile, other shape
                     ix, _ = self._tile_index(st.store_tiles[target], tensor_shape(v.type))
                 tv = self.value_at(v, ix) if not self._is_direct(v) else self.access(v, ix, 0.0)
                 evaluated.append((kind, v, target, tv, ix))
@@ -1227,6 +1256,16 @@ class QueueTimeout(RuntimeError):
     """A spin-wait gave up (debug watchdog): the named queue never delivered."""
 
 
+class KitsuneIndexError(IndexError):
+    """An index tensor held a value outside the dimension it indexes (checked when built with debug)."""
+
+
+@triton.jit
+def _index_check(v, n, err, code):
+    bad = (v < 0) | (v >= n)
+    tl.atomic_max(err + bad.to(tl.int32) * 0, code, mask=bad)
+
+
 @triton.jit
 def _mul_combine(a, b):
     return a * b
@@ -1252,6 +1291,16 @@ def _dot_lp(a, b, acc):
         return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
     else:
         return tl.dot(a, b, acc)
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _min_combine(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
@@ -1397,6 +1446,10 @@ def residency(state, tensors):
 def check(state):
     """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
     code = int(state["err"].item())
+    if code >= INDEX_CODE:
+        state["err"].zero_()
+        where, what = INDEX_CHECKS[code - INDEX_CODE]
+        raise KitsuneIndexError(f"{where}index out of range: {what}")
     if code:
         name, kernel, cap, ntiles = QUEUES[code - 1]
         raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
@@ -1412,6 +1465,16 @@ class TritonGen:
         self.profile = profile  # the dispatcher records (start, end, SM) of every work item
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
+        self.index_checks: list[tuple[str, str]] = []
+
+    def index_check(self, op, acc: Access, d: int, n: int) -> int:
+        """The err code of a debug check that ``acc``'s index in dim ``d`` lies in [0, n)."""
+        what = (f"'{op.name}' uses {acc} with an index outside [0, {n}) in dim {d} (torch raises IndexError "
+                "here; without debug=True a read gives 0 and a write is dropped)")
+        item = (fmt_loc(op), what)
+        if item not in self.index_checks:
+            self.index_checks.append(item)
+        return INDEX_CODE + self.index_checks.index(item)
 
     def add_constant(self, arr: np.ndarray, dt: str) -> str:
         for n, (a, d) in self.constants.items():
@@ -1515,6 +1578,8 @@ class TritonGen:
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append("QUEUES = [" + ", ".join(f"({q.name!r}, {q.kernel!r}, {q.capacity}, {q.ntiles})"
                                              for q in p.queues) + "]")
+        lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check (debug) failed")
+        lines.append("INDEX_CHECKS = [" + ", ".join(repr(c) for c in self.index_checks) + "]")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
         lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")

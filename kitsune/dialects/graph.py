@@ -228,6 +228,11 @@ class GraphOp(IRDLOperation):
         for i, r in enumerate(self.results):
             if not isinstance(r.type, TensorType):
                 fail(f"result #{i} must be a tensor, got {fmt_type(r.type)}")
+        for what, v in [(f"operand '{n}'", o) for n, o in zip(names, self.operands)] + \
+                [(f"result #{i}", r) for i, r in enumerate(self.results)]:
+            if 0 in v.type.get_shape():
+                fail(f"{what} has a zero-size dimension ({fmt_type(v.type)}): Kitsune does not compile empty "
+                     "tensors; drop the op or give the dimension a size")
         if od.name == "constant":
             return self._verify_constant(fail)
         # element types

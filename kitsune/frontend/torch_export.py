@@ -90,6 +90,8 @@ aten = torch.ops.aten
 __all__ = [
     "KitsuneImportError",
     "UnsupportedOpsError",
+    "ExportError",
+    "export",
     "import_module",
     "import_exported",
     "import_graph",
@@ -131,9 +133,15 @@ class UnsupportedOpsError(KitsuneImportError):
 
     def __init__(self, items: list[Unsupported]):
         self.items = items
-        n = len(items)
+        # each distinct op (and reason) once, at its first location, with how often it occurs
+        groups: dict[tuple[str, str], list[Unsupported]] = {}
+        for it in items:
+            groups.setdefault((it.op, it.reason), []).append(it)
+        n = len(groups)
         lines = [f"{n} unsupported op{'s' if n != 1 else ''} in the exported graph:"]
-        lines += [str(it) for it in items]
+        for its in groups.values():
+            more = len({i.loc for i in its}) - 1
+            lines.append(str(its[0]) + (f"\n    (and {more} more place{'s' if more != 1 else ''})" if more > 0 else ""))
         super().__init__("\n".join(lines))
 
 
@@ -224,6 +232,7 @@ def _location(node: torch.fx.Node) -> tuple[str, int, int, str] | None:
     frames = _FRAME.findall(st)
     if not frames:
         return None
+    frames = [f for f in frames if not f[0].startswith("<")] or frames  # <eval_with_key>: FX-generated code
     user = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
     file, line = (user or frames)[-1]
     line = int(line)
@@ -281,6 +290,11 @@ class _Importer:
             rts = rt if isinstance(rt, list) else [rt]
         op = graph.build(name, operands, rts, **attrs)
         op.location = self.loc
+        try:  # the importer never emits IR its own verifier rejects: say which op, here
+            op.verify_()
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).split("'graph.", 1)[-1]
+            raise _Skip(f"graph.{msg}" if not msg.startswith("graph.") else msg) from None
         self.block.add_op(op)
         if graph.OPS[name].results == "variadic":
             return list(op.results)
@@ -374,6 +388,9 @@ class _Importer:
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
                 continue
+            if kind == "input" and isinstance(val, (bool, int, float)):  # a Python scalar: specialized
+                self.env[n] = val
+                continue
             if kind not in ("parameter", "buffer", "constant", "input") or not isinstance(val, torch.Tensor):
                 what = kind if kind not in ("parameter", "buffer", "constant", "input") else f"{type(val).__name__}"
                 self.unsupported.append(Unsupported(f"placeholder {n.name}", f"non-tensor input ({what})", ""))
@@ -426,6 +443,15 @@ class _Importer:
         f = func.FuncOp("main", (arg_types, [r.type for r in results]), Region(self.block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
         module = ModuleOp([f])
+        for op in module.walk():
+            try:
+                op.verify_()
+            except Exception as e:  # noqa: BLE001 - say which op, not the whole module
+                loc = op.location
+                where = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: " \
+                    if isinstance(loc, FileLineColLoc) else ""
+                raise KitsuneImportError(f"{where}error: the importer emitted an op its verifier rejects: {e}\n"
+                                         f"    {_op_text(op)}") from None
         module.verify()
         return module, weights
 
@@ -457,6 +483,17 @@ class _Importer:
 
 
 _POISON = object()
+
+
+def _op_text(op) -> str:
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    s = StringIO()
+    Printer(stream=s).print_op(op)
+    text = s.getvalue().strip().splitlines()
+    return text[0][:300] if text else op.name
 
 
 def _flatten(x):
@@ -505,7 +542,8 @@ def _unary(name):
     return h
 
 
-for _n in ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf", "reciprocal", "silu"]:
+for _n in ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs", "erf", "reciprocal", "silu",
+           "sin", "cos"]:
     HANDLERS[getattr(aten, _n).default] = _unary(_n)
 
 
@@ -562,8 +600,8 @@ def _binary(name, compare=False, swap=False):
     return h
 
 
-for _n, _cmp in [("add", False), ("sub", False), ("mul", False), ("div", False),
-                 ("eq", True), ("ne", True), ("lt", True), ("le", True), ("gt", True), ("ge", True)]:
+for _n, _cmp in [("add", False), ("sub", False), ("mul", False), ("div", False), ("fmod", False),
+                 ("remainder", False), ("eq", True), ("ne", True), ("lt", True), ("le", True), ("gt", True), ("ge", True)]:
     _f = _binary(_n, _cmp)
     for _ov in ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode"):
         if hasattr(getattr(aten, _n), _ov):
@@ -615,6 +653,44 @@ def _logical_bin(imp, node, a, b):
 
     m = imp.emit("mul" if node.target == aten.logical_and.default else "maximum", [as01(av), as01(bv)])
     return imp.emit("gt", [m, imp.const(0.0, f32)], imp.out_type())
+
+
+@_h(aten.bitwise_and.Tensor, aten.bitwise_or.Tensor, aten.bitwise_xor.Tensor, aten.bitwise_and.Scalar,
+    aten.bitwise_or.Scalar, aten.bitwise_xor.Scalar)
+def _bitwise(imp, node, a, b):
+    rt = imp.out_type()
+    if rt.get_element_type() != IntegerType(1):
+        raise _Skip("bitwise ops on integers are not supported (only on booleans)")
+    f32 = Float32Type()
+
+    def as01(x):
+        v = _operand(imp, x, IntegerType(1)) if not isinstance(x, torch.fx.Node) else imp.t(x)
+        return imp.cast(v, f32)
+
+    fa, fb = as01(a), as01(b)
+    name = node.target.overloadpacket.__name__
+    if name == "bitwise_and":
+        m = imp.emit("mul", [fa, fb])
+    elif name == "bitwise_or":
+        m = imp.emit("maximum", [fa, fb])
+    else:
+        return imp.emit("ne", [fa, fb], rt)
+    return imp.emit("gt", [m, imp.const(0.0, f32)], rt)
+
+
+@_h(aten.bitwise_not.default)
+def _bitwise_not(imp, node, x):
+    v = imp.t(x)
+    if v.type.get_element_type() != IntegerType(1):
+        raise _Skip("bitwise_not on integers is not supported (only on booleans)")
+    return imp.emit("eq", [imp.cast(v, Float32Type()), imp.const(0.0, Float32Type())], imp.out_type())
+
+
+@_h(aten.native_dropout.default, aten.dropout.default)
+def _dropout(imp, node, x, p, train=None):
+    if train is False or p == 0:
+        return (imp.t(x), None) if node.target == aten.native_dropout.default else imp.t(x)
+    raise _Skip(f"dropout (p={p}) in training mode is not supported: call model.eval() before compiling")
 
 
 @_h(aten.any.dim, aten.any.dims, aten.any.default)
@@ -743,6 +819,73 @@ def _slice(imp, node, x, dim=0, start=None, end=None, step=1):
     return imp.emit("slice", [v], imp.out_type(), dim=dim, start=int(start), end=end, step=int(step))
 
 
+@_h(aten.constant_pad_nd.default)
+def _constant_pad(imp, node, x, pad, value=0):
+    v = imp.t(x)
+    r = len(_shape(v))
+    pad = imp.ints(pad)
+    if len(pad) % 2 or len(pad) > 2 * r:
+        raise _Skip(f"pad {pad} must have an even length of at most 2 * rank")
+    pads = [0] * (2 * r)
+    for i in range(len(pad) // 2):  # torch's pad lists the last dim first
+        d = r - 1 - i
+        pads[2 * d], pads[2 * d + 1] = pad[2 * i], pad[2 * i + 1]
+    for d in range(r):  # negative padding crops: a slice
+        lo, hi = pads[2 * d], pads[2 * d + 1]
+        if lo < 0 or hi < 0:
+            n = _static_dim(imp, v, d)
+            v = imp.emit("slice", [v], dim=d, start=max(-lo, 0), end=n - max(-hi, 0))
+            pads[2 * d], pads[2 * d + 1] = max(lo, 0), max(hi, 0)
+    if not any(pads):
+        return v
+    return imp.emit("pad", [v], imp.out_type(), pads=pads, value=float(imp.scalar(value)))
+
+
+@_h(aten.slice_scatter.default)
+def _slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
+    xv = imp.t(x)
+    r = len(_shape(xv))
+    start = 0 if start is None else imp.scalar(start)
+    end = 2**62 if end is None else imp.scalar(end)
+    return imp.emit("slice_scatter", [xv, imp.cast(imp.t(src), xv.type.get_element_type())], imp.out_type(),
+                    dim=dim % r, start=int(start), end=int(min(end, 2**62)), step=int(step))
+
+
+@_h(aten.copy.default)
+def _copy_into(imp, node, dst, src, non_blocking=False):
+    rt = imp.out_type()
+    v = imp.cast(imp.t(src), rt.get_element_type())
+    if _shape(v) != list(rt.get_shape()):
+        v = imp.emit("expand", [v], rt, shape=list(rt.get_shape()))
+    return v
+
+
+@_h(aten.as_strided.default, aten.as_strided_copy.default)
+def _as_strided(imp, node, x, size, stride, offset=None):
+    v = imp.t(x)
+    size, stride = imp.ints(size), imp.ints(stride)
+    src = imp.meta(x)
+    # a view with x's own layout over its elements in order: a reshape (channels-last strides, flatten)
+    want, acc = [], 1
+    for n in reversed(size):
+        want.append(acc)
+        acc *= n
+    want.reverse()
+    ok = (offset in (None, 0) and src is not None and src.is_contiguous() and
+          all(a == b for a, b, n in zip(stride, want, size) if n != 1) and acc == _static_numel(_shape(v)))
+    if not ok:
+        raise _Skip(f"as_strided(size={size}, stride={stride}) is not a row-major view of its input; only "
+                    "those are supported")
+    return imp.reshape(v, size)
+
+
+def _static_numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 @_h(aten.select.int, aten.select_copy.int)
 def _select(imp, node, x, dim, index):
     v = imp.t(x)
@@ -753,6 +896,19 @@ def _select(imp, node, x, dim, index):
         index += _static_dim(imp, v, dim)
     sl = imp.emit("slice", [v], dim=dim, start=index, end=index + 1)
     return imp.reshape(sl, imp.out_type().get_shape())
+
+
+@_h(aten.repeat.default)
+def _repeat(imp, node, x, sizes):
+    v = imp.t(x)
+    sizes = imp.ints(sizes)
+    src = [1] * (len(sizes) - len(_shape(v))) + _shape(v)
+    if any(d < 0 for d in src):
+        raise _Skip("repeat of a dynamic dim is not supported")
+    inter = [n for k, d in zip(sizes, src) for n in (1, d)]  # [1, d0, 1, d1, ...] -> [k0, d0, k1, d1, ...]
+    big = [n for k, d in zip(sizes, src) for n in (k, d)]
+    e = imp.emit("expand", [imp.reshape(v, inter)], TensorType(v.type.get_element_type(), big), shape=big)
+    return imp.reshape(e, imp.out_type().get_shape())
 
 
 @_h(aten.cat.default, aten.concat.default)
@@ -882,7 +1038,7 @@ def _batch_norm(imp, node, x, w, b, mean, var, training, momentum, eps, cudnn=Fa
 
 @_h(aten._native_batch_norm_legit.default, aten._native_batch_norm_legit_functional.default)
 def _bn_training(imp, node, *args):
-    raise _Skip("training-mode batch norm (batch statistics) is not supported; export the model in eval mode")
+    raise _Skip("training-mode batch norm (batch statistics) is not supported: call model.eval() before compiling")
 
 
 # ---- contractions
@@ -945,8 +1101,17 @@ def _matmul(imp, node, a, b):
 def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise _Skip("transposed convolution is not supported")
+    if len(_shape(imp.t(x))) == 3 and len(_shape(imp.t(w))) == 3:  # 1-D: a 2-D convolution of height 1
+        xv, wv = imp.t(x), imp.t(w)
+        x4 = imp.reshape(xv, [_shape(xv)[0], _shape(xv)[1], 1, _shape(xv)[2]])
+        w4 = imp.reshape(wv, [_shape(wv)[0], _shape(wv)[1], 1, _shape(wv)[2]])
+        rt = imp.out_type()
+        s = rt.get_shape()
+        y = imp.emit("conv2d", [x4, w4, *_opt(imp, b)], TensorType(rt.get_element_type(), [s[0], s[1], 1, s[2]]),
+                     stride=[1, *stride], padding=[0, *padding], dilation=[1, *dilation], groups=int(groups))
+        return imp.reshape(y, list(s))
     if len(_shape(imp.t(x))) != 4:
-        raise _Skip(f"only 2-D convolution is supported (input rank {len(_shape(imp.t(x)))})")
+        raise _Skip(f"only 1-D and 2-D convolution are supported (input rank {len(_shape(imp.t(x)))})")
     return imp.emit("conv2d", [imp.t(x), imp.t(w), *_opt(imp, b)], imp.out_type(), stride=list(stride),
                     padding=list(padding), dilation=list(dilation), groups=int(groups))
 
@@ -964,12 +1129,36 @@ def _pair(v):
 
 
 def _pool(imp, x, kernel, stride, padding, dilation, ceil_mode, rt):
-    if ceil_mode:
-        raise _Skip("max_pool2d with ceil_mode=True is not supported")
     if len(_shape(imp.t(x))) != 4:
         raise _Skip("max_pool2d needs [N, C, H, W] input")
     return imp.emit("max_pool2d", [imp.t(x)], rt, kernel=_pair(kernel), stride=_pair(stride) if stride else None,
-                    padding=_pair(padding), dilation=_pair(dilation))
+                    padding=_pair(padding), dilation=_pair(dilation), ceil_mode=bool(ceil_mode))
+
+
+@_h(aten.avg_pool2d.default)
+def _avg_pool(imp, node, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
+    if len(_shape(imp.t(x))) != 4:
+        raise _Skip("avg_pool2d needs [N, C, H, W] input")
+    return imp.emit("avg_pool2d", [imp.t(x)], imp.out_type(), kernel=_pair(kernel),
+                    stride=_pair(stride) if stride else None, padding=_pair(padding), ceil_mode=bool(ceil_mode),
+                    count_include_pad=bool(count_include_pad), divisor_override=int(divisor_override or 0))
+
+
+@_h(aten.adaptive_avg_pool2d.default, aten._adaptive_avg_pool2d.default)
+def _adaptive_avg_pool(imp, node, x, output_size):
+    v = imp.t(x)
+    shp = _shape(v)
+    if len(shp) != 4 or any(d < 0 for d in shp[2:]):
+        raise _Skip("adaptive_avg_pool2d needs [N, C, H, W] input with static H, W")
+    out = [o if o is not None else i for o, i in zip(_pair(output_size), shp[2:])]
+    if shp[2] % out[0] or shp[3] % out[1]:
+        raise _Skip(f"adaptive_avg_pool2d from {shp[2]}x{shp[3]} to {out[0]}x{out[1]} (windows of unequal "
+                    "size) is not supported; only output sizes that divide the input")
+    k = [shp[2] // out[0], shp[3] // out[1]]
+    if k == [1, 1]:
+        return v
+    return imp.emit("avg_pool2d", [v], imp.out_type(), kernel=k, stride=k)
 
 
 @_h(aten.max_pool2d_with_indices.default)
@@ -984,19 +1173,23 @@ def _max_pool(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=
 
 @_h(aten.scaled_dot_product_attention.default)
 def _sdpa(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if attn_mask is not None:
-        raise _Skip("attention masks are not supported (graph.attention has none)")
-    if is_causal:
-        raise _Skip("causal attention is not supported (graph.attention has no mask)")
     if dropout_p:
-        raise _Skip("attention dropout is not supported")
+        raise _Skip("attention dropout is not supported (call model.eval() before compiling)")
     qv, kv, vv = imp.t(q), imp.t(k), imp.t(v)
     if not (len(_shape(qv)) == len(_shape(kv)) == len(_shape(vv)) == 4):
         raise _Skip("attention needs [B, H, L, E] operands")
     hq, hk = _shape(qv)[1], _shape(kv)[1]
     if hq != hk and not enable_gqa:
         raise _Skip("query and key heads differ without enable_gqa")
-    return imp.emit("attention", [qv, kv, vv], imp.out_type(), scale=float(scale) if scale else 0.0)
+    mask = []
+    if attn_mask is not None:
+        mv = imp.t(attn_mask)
+        e = qv.type.get_element_type()
+        if mv.type.get_element_type() == IntegerType(1):  # boolean (True = attend): additive 0 / -inf
+            mv = imp.emit("where", [mv, imp.const(0.0, e), imp.const(float("-inf"), e)])
+        mask = [imp.cast(mv, e)]
+    return imp.emit("attention", [qv, kv, vv, *mask], imp.out_type(), scale=float(scale) if scale else 0.0,
+                    causal=bool(is_causal))
 
 
 # ---- gather / scatter
@@ -1069,6 +1262,47 @@ def _index_add(imp, node, x, dim, idx, src, alpha=1):
     xv = imp.t(x)
     return imp.emit("index_add", [xv, imp.t(idx), imp.t(src)], imp.out_type(), dim=dim % len(_shape(xv)),
                     alpha=float(alpha))
+
+
+@_h(aten.index.Tensor)
+def _index(imp, node, x, indices):
+    xv = imp.t(x)
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    if not dims:
+        return xv
+    idx = []
+    for d in dims:
+        iv = imp.t(indices[d])
+        if iv.type.get_element_type() == IntegerType(1):
+            raise _Skip("boolean-mask indexing (data-dependent output size) is not supported")
+        known = imp.static.get(indices[d]) if isinstance(indices[d], torch.fx.Node) else None
+        if known is None or (known < 0).any():  # x[i] with i < 0 counts from the end, as in eager
+            n = _static_dim(imp, xv, d)
+            e = iv.type.get_element_type()
+            iv = imp.emit("where", [imp.emit("lt", [iv, imp.const(0, e)]), imp.emit("add", [iv, imp.const(n, e)]), iv])
+        idx.append(iv)
+    return imp.emit("index", [xv, *idx], imp.out_type(), dims=dims)
+
+
+@_h(aten.scatter_reduce.two)
+def _scatter_reduce(imp, node, x, dim, idx, src, reduce, include_self=True):
+    xv = imp.t(x)
+    if not _is_float(xv.type.get_element_type()):
+        raise _Skip("scatter_reduce on non-float elements is not supported")
+    return imp.emit("scatter_reduce", [xv, imp.t(idx), imp.cast(imp.t(src), xv.type.get_element_type())],
+                    imp.out_type(), dim=dim % len(_shape(xv)), reduce=reduce, include_self=bool(include_self))
+
+
+@_h(aten.scatter_add.default)
+def _scatter_add(imp, node, x, dim, idx, src):
+    return _scatter_reduce(imp, node, x, dim, idx, src, "sum", True)
+
+
+@_h(aten.cumsum.default)
+def _cumsum(imp, node, x, dim, dtype=None):
+    v = imp.t(x)
+    rt = imp.out_type()
+    return imp.emit("cumsum", [imp.cast(v, rt.get_element_type())], rt, dim=dim % max(len(_shape(v)), 1))
 
 
 @_h(aten.gather.default)
@@ -1152,8 +1386,9 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
         if kind != "input":
             value = ep.state_dict.get(name) if name in ep.state_dict else ep.constants.get(name)
         specs[s.arg.name] = ArgSpec(kind, name, value)
-    bad = [Unsupported(f"output {getattr(s.arg, 'name', '?')}", f"{s.kind.name.lower()} outputs (in-place state "
-                       "updates) are not supported", "") for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
+    bad = [Unsupported("(state update)", f"{s.kind.name.lower()} outputs (in-place updates of buffers or inputs, "
+                       "e.g. BatchNorm's running statistics in training mode) are not supported: call model.eval() "
+                       "before compiling", "") for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
     return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad)
 
 
@@ -1175,8 +1410,60 @@ def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic
     """torch.export.export(model, example_inputs) and import it (see import_exported)."""
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
+    ep = export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
     return import_exported(ep, with_weights=with_weights, decompositions=decompositions)
+
+
+class ExportError(KitsuneImportError):
+    """torch.export could not trace the model (data-dependent control flow, ...), said in Kitsune's words."""
+
+
+def _user_frame(tb) -> tuple[str, int, str] | None:
+    """The innermost traceback frame outside torch (the model's or a library's code)."""
+    best = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if not f.startswith(_TORCH_DIR) and not f.startswith("<") and os.path.abspath(f) != os.path.abspath(__file__):
+            best = (f, tb.tb_lineno, linecache.getline(f, tb.tb_lineno).strip())
+        tb = tb.tb_next
+    return best
+
+
+def export(model, example_inputs, dynamic_shapes=None, strict: bool = False):
+    """torch.export.export, with its tracing failures turned into a located ExportError."""
+    import logging
+
+    # torch logs the FX graph of a failed trace (screens of it) before raising: the error below says it all
+    quiet = {n: lg.level for n, lg in logging.root.manager.loggerDict.items()
+             if (n == "torch" or n.startswith("torch.")) and isinstance(lg, logging.Logger)}
+    for n in quiet:
+        logging.getLogger(n).setLevel(logging.CRITICAL)
+    import contextlib
+    import io
+    import sys
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            ep = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict)
+        sys.stderr.write(err.getvalue())  # warnings of a successful export are the user's to see
+        return ep
+    except Exception as e:  # noqa: BLE001
+        name = type(e).__name__
+        where = _user_frame(e.__traceback__)
+        loc = f"{where[0]}:{where[1]}: " if where else ""
+        src = f"\n    {where[2]}" if where and where[2] else ""
+        if "DataDependent" in name or "GuardOnDataDependent" in name:
+            raise ExportError(
+                f"{loc}error: data-dependent control flow: this line branches (or sizes a tensor) on a tensor's "
+                f"values, which torch.export cannot trace{src}\n"
+                "  what to do: make the condition depend on shapes or Python values only, compute it outside "
+                "the model and pass the result in, or use torch.cond for a data-dependent branch") from None
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else name
+        raise ExportError(f"{loc}error: torch.export failed ({name}): {first}{src}") from None
+    finally:
+        for n, level in quiet.items():
+            logging.getLogger(n).setLevel(level)
 
 
 def module_to_text(module: ModuleOp, debuginfo: bool = True) -> str:
@@ -1204,7 +1491,7 @@ def arguments(module: ModuleOp, weights: dict[str, np.ndarray], *inputs) -> list
     f = find_function(module, "main")
     kinds = [a.data["kitsune.kind"].data if a is not None and "kitsune.kind" in a.data else "input"
              for a in f.arg_attrs.data]
-    it = iter([x for x in inputs if x is not None])  # None inputs are not arguments
+    it = iter([x for x in inputs if x is not None and not isinstance(x, (bool, int, float))])  # not arguments
     out = []
     for name, kind in zip(arg_names(f), kinds):
         if kind == "input":

@@ -105,6 +105,8 @@ def _decompose(op: GraphOp, b: GraphBuilder):
             y = b.op("add", y, op.operands[2])
         return y
     if name == "attention":
+        if len(op.operands) > 3 or a["causal"]:
+            return None  # masked / causal attention stays whole
         q, k, v = op.operands
         qs, ks = list(q.type.get_shape()), list(k.type.get_shape())
         g = qs[1] // ks[1]

@@ -83,6 +83,8 @@ def split_dims(op: Operation) -> list[tuple[int, int]] | None:
             return None
         return [(0, ra - 2 if a["transpose_a"] else ra - 1), (1, rb - 1 if a["transpose_b"] else rb - 2)]
     if name == "attention":
+        if len(op.operands) > 3 or a["causal"]:
+            return None  # a mask / causal flag indexes the key positions: not split (yet)
         q, k, v = (_shape(x) for x in op.operands[:3])
         if (len(q) != 4 or len(k) != 4 or len(v) != 4 or any(d < 0 for d in q + k + v) or k[2] != v[2]
                 or k[1] < 1 or q[1] % k[1]):

@@ -341,7 +341,7 @@ class Program:
             lab = self.label(n)
             w = weights[lab] if lab in weights else weights[n]
             shape, dt, _ = self.tensor_info[n]
-            t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(np.asarray(w)))
+            t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.array(w, order="C"))  # keeps 0-d arrays 0-d
             if tuple(t.shape) != shape:
                 raise KitsuneRuntimeError(f"parameter {lab!r}: expected shape {_fmt_shape(shape)}, "
                                           f"got {_fmt_shape(tuple(t.shape))}")
@@ -377,6 +377,13 @@ class Program:
                 raise InputError(f"{what}: expected dtype {str(dt).replace('torch.', '')}, got "
                                  f"{str(x.dtype).replace('torch.', '')} (a {_kind(x.dtype)} tensor where the "
                                  f"program takes a {_kind(dt)} one)")
+            if x.dtype != dt and _kind(dt) == "int" and dt != torch.bool and x.numel():
+                info = torch.iinfo(dt)  # another integer type is converted when its values fit
+                lo, hi = int(x.min()), int(x.max())
+                if lo < info.min or hi > info.max:
+                    raise InputError(f"{what}: the program takes {str(dt).replace('torch.', '')}, and this "
+                                     f"{str(x.dtype).replace('torch.', '')} tensor holds {lo if lo < info.min else hi}, "
+                                     "which does not fit")
             out[n] = x.detach().to(device=self.device, dtype=dt).contiguous()
         return out
 

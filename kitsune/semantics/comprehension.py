@@ -142,7 +142,14 @@ class Neg:
     arg: "Expr"
 
 
-Expr = Access | Num | Call | BinOp | Neg
+@dataclass(frozen=True)
+class IVar:
+    """The value of an index variable (an integer), e.g. the ``j <= i`` of a triangular mask."""
+
+    name: str
+
+
+Expr = Access | Num | Call | BinOp | Neg | IVar
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,9 @@ class Stmt:
             for v in a.vars:
                 if v not in out:
                     out.append(v)
+        for v in _ivars(self.rhs):
+            if v not in out:
+                out.append(v)
         return tuple(out)
 
     @property
@@ -209,6 +219,20 @@ class Program:
         return out
 
 
+def _ivars(e: Expr):
+    match e:
+        case IVar(name=n):
+            yield n
+        case Call(args=args):
+            for a in args:
+                yield from _ivars(a)
+        case BinOp(lhs=l, rhs=r):
+            yield from _ivars(l)
+            yield from _ivars(r)
+        case Neg(arg=a):
+            yield from _ivars(a)
+
+
 def _accesses(e: Expr):
     match e:
         case Access():
@@ -216,7 +240,7 @@ def _accesses(e: Expr):
             for ix in e.indices:
                 if isinstance(ix, Indirect):
                     yield from _accesses(ix.access)
-        case Num():
+        case Num() | IVar():
             return
         case Call(args=args):
             for a in args:
@@ -234,6 +258,7 @@ FUNCTIONS: dict[str, int] = {
     # name -> arity. The numpy meaning is in _FN below; FLOPs count 1 each.
     "exp": 1, "log": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1, "erf": 1,
     "sigmoid": 1, "abs": 1, "max": 2, "min": 2, "select": 3,
+    "sin": 1, "cos": 1, "trunc": 1, "floor": 1,
 }
 
 _GRAMMAR_PATH = Path(__file__).with_name("tc.lark")
@@ -374,6 +399,8 @@ class _Builder:
             return Num(float(self.param(t.children[0])))
         if k == "inf":
             return Num(math.inf)
+        if k == "ivalue":
+            return IVar(str(t.children[0]))
         if k == "neg":
             return Neg(self.expr(t.children[0]))
         if k in ("add", "sub", "mul", "div", "pow"):
@@ -570,6 +597,10 @@ _FN: dict[str, Callable] = {
     "erf": lambda x: _erf(np.asarray(x, dtype=np.float32) if np.ndim(x) else np.float32(x)),
     "sigmoid": _sigmoid,
     "abs": np.abs,
+    "sin": np.sin,
+    "cos": np.cos,
+    "trunc": np.trunc,
+    "floor": np.floor,
     "max": np.maximum,
     "min": np.minimum,
     "select": lambda c, a, b: np.where(c, a, b),
@@ -665,6 +696,8 @@ def _eval_expr(e: Expr, dom: _Domain, env, neutral: float):
             return dom.gather(e, env, neutral)
         case Num(value=v):
             return np.float32(v)
+        case IVar(name=n):
+            return dom.iota(n)
         case Neg(arg=a):
             return np.negative(_eval_expr(a, dom, env, neutral))
         case BinOp(op=op, lhs=l, rhs=r):
@@ -799,7 +832,7 @@ def evaluate(
 
 def _expr_flops(e: Expr) -> int:
     match e:
-        case Access() | Num():
+        case Access() | Num() | IVar():
             return 0
         case Neg(arg=a):
             return 1 + _expr_flops(a)

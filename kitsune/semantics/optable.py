@@ -165,7 +165,10 @@ UNARY: dict[str, tuple[str, str]] = {
     "abs": ("abs(x)", "|x|"),
     "erf": ("erf(x)", "the error function"),
     "reciprocal": ("1.0 / x", "1 / x"),
+    "sin": ("sin(x)", "sine"),
+    "cos": ("cos(x)", "cosine"),
 }
+_INT_OK = {"neg", "abs"}  # meaningful on integers too
 
 GELU = {
     "none": "0.5 * x * (1.0 + erf(x * 0.7071067811865476))",
@@ -185,7 +188,7 @@ def _unary(body: str, extra_params: Callable[[dict], dict] | None = None):
 
 
 for _n, (_b, _s) in UNARY.items():
-    _def(OpDef(_n, [Operand("x")], {}, _unary(_b), _s, "elementwise",
+    _def(OpDef(_n, [Operand("x", dtype="any" if _n in _INT_OK else "float")], {}, _unary(_b), _s, "elementwise",
                example=f"%y = graph.{_n} %x : tensor<4x8xf32> -> tensor<4x8xf32>"))
 
 
@@ -220,6 +223,8 @@ BINARY: dict[str, tuple[str, str, str]] = {
     "le": ("a <= b", "bool", "a <= b"),
     "gt": ("a > b", "bool", "a > b"),
     "ge": ("a >= b", "bool", "a >= b"),
+    "fmod": ("a - trunc(a / b) * b", "same", "C fmod: the remainder with the sign of a"),
+    "remainder": ("a - floor(a / b) * b", "same", "python %: the remainder with the sign of b"),
 }
 
 
@@ -474,25 +479,89 @@ _def(OpDef("conv2d", [Operand("x"), Operand("weight"), Operand("bias", "optional
            example="%y = graph.conv2d %x, %w {padding = [1, 1]} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>"))
 
 
-def _max_pool2d(shapes, attrs):
-    (x,) = shapes
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """torch's pooling output size (ceil_mode: a last window that starts inside the input or left padding)."""
+    if size == DYN:
+        return DYN
+    span = size + 2 * p - d * (k - 1) - 1
+    n = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (n - 1) * s >= size + p:
+        n -= 1
+    return n
+
+
+def _pool_params(x, attrs, what):
     if len(x) != 4:
         raise OpError(f"input must be [N, C, H, W], got {_fmt(x)}")
     k = _pair(attrs["kernel"], "kernel")
     s = _pair(attrs["stride"] or k, "stride")
-    p, d = _pair(attrs["padding"], "padding"), _pair(attrs["dilation"], "dilation")
+    p = _pair(attrs["padding"], "padding")
+    d = _pair(attrs.get("dilation", (1, 1)), "dilation")
+    if min(k + s + d) < 1 or min(p) < 0:
+        raise OpError(f"kernel, stride and dilation must be >= 1 and padding >= 0, got {k}, {s}, {d}, {p}")
     if p[0] * 2 > k[0] or p[1] * 2 > k[1]:
         raise OpError(f"padding {p} must be at most half the kernel {k}")
+    oh = _pool_out(x[2], k[0], s[0], p[0], d[0], attrs["ceil_mode"])
+    ow = _pool_out(x[3], k[1], s[1], p[1], d[1], attrs["ceil_mode"])
+    if 0 in (oh, ow) or (oh != DYN and oh < 0) or (ow != DYN and ow < 0):
+        raise OpError(f"{what} of kernel {k} over an input of {x[2]}x{x[3]} has no output position")
     params = {"s0": s[0], "s1": s[1], "p0": p[0], "p1": p[1], "e0": d[0], "e1": d[1]}
+    ext = {"kh": k[0], "kw": k[1]}
+    if oh != DYN:
+        ext["oh"] = oh
+    if ow != DYN:
+        ext["ow"] = ow
+    return k, s, p, params, ext, (x[0], x[1], oh, ow)
+
+
+def _max_pool2d(shapes, attrs):
+    (x,) = shapes
+    k, s, p, params, ext, out = _pool_params(x, attrs, "max_pool2d")
     return Instance("Y[n, c, oh, ow] max= X[n, c, oh*$s0 + kh*$e0 - $p0, ow*$s1 + kw*$e1 - $p1]",
-                    {"X": 0}, ["Y"], params, extents={"kh": k[0], "kw": k[1]})
+                    {"X": 0}, ["Y"], params, extents=ext, declared={"Y": out})
 
 
 _def(OpDef("max_pool2d", [Operand("x")],
            {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
-            "dilation": Attr("ints", (1, 1))}, _max_pool2d,
-           "2-d max pooling, NCHW (stride defaults to the kernel), -inf padding", "reduction",
+            "dilation": Attr("ints", (1, 1)), "ceil_mode": Attr("bool", False)}, _max_pool2d,
+           "2-d max pooling, NCHW (stride defaults to the kernel), -inf padding, NaN propagates; ceil_mode "
+           "rounds the output size up (torch's rule)", "reduction",
            example="%y = graph.max_pool2d %x {kernel = [3, 3], stride = [1, 1], padding = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>"))
+
+
+def _avg_pool2d(shapes, attrs):
+    (x,) = shapes
+    k, s, p, params, ext, out = _pool_params(x, attrs, "avg_pool2d")
+    win = "X[n, c, oh*$s0 + kh - $p0, ow*$s1 + kw - $p1]"
+    div = attrs["divisor_override"]
+    if div < 0:
+        raise OpError(f"divisor_override must be positive, got {div}")
+    # the divisor: kh*kw, unless windows are clipped (padding not counted, or ceil_mode's last window)
+    clipped = out[2] == DYN or out[3] == DYN or (p != [0, 0] and not attrs["count_include_pad"]) or \
+        (out[2] - 1) * s[0] + k[0] > x[2] + 2 * p[0] or (out[3] - 1) * s[1] + k[1] > x[3] + 2 * p[1]
+    if div or not clipped:
+        params["inv"] = 1.0 / (div or k[0] * k[1])
+        return Instance(f"S[n, c, oh, ow] += {win}; Y[n, c, oh, ow] = S[n, c, oh, ow] * $inv", {"X": 0}, ["Y"],
+                        params, extents=ext, declared={"Y": out})
+    if x[2] == DYN or x[3] == DYN:
+        raise OpError("avg_pool2d with clipped windows needs static spatial sizes")
+    inc = attrs["count_include_pad"]
+    params.update({"lo0": -p[0] if inc else 0, "lo1": -p[1] if inc else 0,
+                   "hi0": x[2] + p[0] if inc else x[2], "hi1": x[3] + p[1] if inc else x[3]})
+    r, c_ = "oh*$s0 + kh - $p0", "ow*$s1 + kw - $p1"
+    cnt = (f"select({r} >= $lo0, 1.0, 0.0) * select({r} < $hi0, 1.0, 0.0) * "
+           f"select({c_} >= $lo1, 1.0, 0.0) * select({c_} < $hi1, 1.0, 0.0)")
+    return Instance(f"S[n, c, oh, ow] += {win}; C[oh, ow] += {cnt}; Y[n, c, oh, ow] = S[n, c, oh, ow] / C[oh, ow]",
+                    {"X": 0}, ["Y"], params, extents=ext, declared={"Y": out})
+
+
+_def(OpDef("avg_pool2d", [Operand("x")],
+           {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
+            "ceil_mode": Attr("bool", False), "count_include_pad": Attr("bool", True),
+            "divisor_override": Attr("int", 0)}, _avg_pool2d,
+           "2-d average pooling, NCHW, torch's rules for padding, ceil_mode, count_include_pad and "
+           "divisor_override (0: none)", "reduction",
+           example="%y = graph.avg_pool2d %x {kernel = [2, 2]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>"))
 
 
 def _attention(shapes, attrs):
@@ -500,23 +569,52 @@ def _attention(shapes, attrs):
     if len(q) != 4 or len(k) != 4 or len(v) != 4:
         raise OpError(f"q, k, v must be [B, H, L, E], got {_fmt(q)}, {_fmt(k)}, {_fmt(v)}")
     hq, hk = q[1], k[1]
+    if hk == DYN or hq == DYN or hk < 1 or hq < 1:
+        raise OpError(f"needs at least one query and one key/value head, got {hq} and {hk}")
     if hq % hk:
         raise OpError(f"query heads {hq} must be a multiple of key/value heads {hk}")
     scale = attrs["scale"] if attrs["scale"] != 0.0 else 1.0 / math.sqrt(q[3])
     G = hq // hk
-    text = ("S[b, h, g, i, j] += Q[b, h*$G + g, i, e] * K[b, h, j, e]; "
-            "M[b, h, g, i] max= S[b, h, g, i, j]; "
-            "P[b, h, g, i, j] = exp((S[b, h, g, i, j] - M[b, h, g, i]) * $scale); "
-            "L[b, h, g, i] += P[b, h, g, i, j]; "
-            "O[b, h, g, i, f] += P[b, h, g, i, j] * V[b, h, j, f]; "
-            "Y[b, h*$G + g, i, f] = O[b, h, g, i, f] / L[b, h, g, i]")
-    return Instance(text, {"Q": 0, "K": 1, "V": 2}, ["Y"], {"G": G, "scale": scale},
+    inputs = {"Q": 0, "K": 1, "V": 2}
+    score = "S[b, h, g, i, j] * $scale"
+    if len(shapes) > 3:  # an additive mask broadcast to [B, Hq, L, S] (a boolean one is where(m, 0, -inf))
+        m = shapes[3]
+        full = (q[0], q[1], q[2], k[2])
+        if len(m) > 4:
+            raise OpError(f"mask must have rank <= 4 (broadcast to [B, H, L, S]), got {_fmt(m)}")
+        _broadcast([m, full])
+        acc = _bcast_access("Mask", m, full, ["b", "h*$G + g", "i", "j"])
+        score = f"{score} + {acc}"
+        inputs["Mask"] = 3
+    if attrs["causal"]:  # torch's is_causal: the upper-left triangle, j <= i
+        score = f"select(j <= i, {score}, -inf)"
+    if score == "S[b, h, g, i, j] * $scale":
+        text = ("S[b, h, g, i, j] += Q[b, h*$G + g, i, e] * K[b, h, j, e]; "
+                "M[b, h, g, i] max= S[b, h, g, i, j]; "
+                "P[b, h, g, i, j] = exp((S[b, h, g, i, j] - M[b, h, g, i]) * $scale); ")
+    else:
+        # a query whose keys are all masked gets 0, as torch's (safe-softmax) sdpa
+        text = ("S[b, h, g, i, j] += Q[b, h*$G + g, i, e] * K[b, h, j, e]; "
+                f"A[b, h, g, i, j] = {score}; "
+                "M[b, h, g, i] max= A[b, h, g, i, j]; "
+                "P[b, h, g, i, j] = select(M[b, h, g, i] > -inf, exp(A[b, h, g, i, j] - M[b, h, g, i]), 0.0); ")
+    text += ("L[b, h, g, i] += P[b, h, g, i, j]; "
+             "O[b, h, g, i, f] += P[b, h, g, i, j] * V[b, h, j, f]; ")
+    if score == "S[b, h, g, i, j] * $scale":
+        text += "Y[b, h*$G + g, i, f] = O[b, h, g, i, f] / L[b, h, g, i]"
+    else:
+        text += "Y[b, h*$G + g, i, f] = select(L[b, h, g, i] > 0.0, O[b, h, g, i, f] / L[b, h, g, i], 0.0)"
+    return Instance(text, inputs, ["Y"], {"G": G, "scale": scale},
                     extents={"g": G}, declared={"Y": (q[0], q[1], q[2], v[3])})
 
 
-_def(OpDef("attention", [Operand("q"), Operand("k"), Operand("v")], {"scale": Attr("float", 0.0)}, _attention,
-           "softmax(q k^T * scale) v over [B, H, L, E]; fewer key/value heads than query heads = grouped-query "
-           "attention; scale 0 means 1/sqrt(E)", "contraction"))
+_def(OpDef("attention", [Operand("q"), Operand("k"), Operand("v"), Operand("mask", "optional")],
+           {"scale": Attr("float", 0.0), "causal": Attr("bool", False)}, _attention,
+           "softmax(q k^T * scale + mask) v over [B, H, L, E]; fewer key/value heads than query heads = "
+           "grouped-query attention; scale 0 means 1/sqrt(E); an optional additive mask broadcast to "
+           "[B, H, L, S] (a boolean mask b is where(b, 0, -inf)); causal keeps key j <= query i", "contraction",
+           example="%y = graph.attention %q, %k, %v, %m {causal = true} : tensor<1x2x8x16xf32>, "
+                   "tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x8xf32> -> tensor<1x2x8x16xf32>"))
 
 # ---------------------------------------------------------------- gather/scatter
 
@@ -613,6 +711,104 @@ def _index_add(shapes, attrs):
 _def(OpDef("index_add", [Operand("x"), Operand("indices", dtype="int"), Operand("source")],
            {"dim": Attr("int"), "alpha": Attr("float", 1.0)}, _index_add,
            "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate)", "gather"))
+
+def _cumsum(shapes, attrs):
+    (x,) = shapes
+    d = _norm_dim(attrs["dim"], len(x))
+    iv = _vars("d", len(x))
+    src = list(iv)
+    src[d] = "j"
+    return Instance(f"Y[{_idx(iv)}] += select(j <= {iv[d]}, X[{_idx(src)}], 0.0)", {"X": 0}, ["Y"],
+                    extents={"j": x[d]} if x[d] != DYN else {}, declared={"Y": x})
+
+
+_def(OpDef("cumsum", [Operand("x", dtype="any")], {"dim": Attr("int")}, _cumsum,
+           "inclusive prefix sum along dim", "reduction",
+           example="%y = graph.cumsum %x {dim = 1} : tensor<2x8xf32> -> tensor<2x8xf32>"))
+
+
+def _index(shapes, attrs):
+    x, idx = shapes[0], shapes[1:]
+    dims = list(attrs["dims"])
+    if len(dims) != len(idx) or not idx:
+        raise OpError(f"dims {dims} must name one dim of x per index tensor ({len(idx)})")
+    dims = [_norm_dim(d, len(x)) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise OpError(f"dims {dims} repeats a dimension")
+    bshape = _broadcast(idx)
+    bv = _vars("b", len(bshape))
+    src = _vars("d", len(x))
+    for n, (d, s) in enumerate(zip(dims, idx)):
+        src[d] = _bcast_access(f"I{n}", s, bshape, bv)
+    rest = [v for i, v in enumerate(_vars("d", len(x))) if i not in dims]
+    if sorted(dims) == list(range(min(dims), max(dims) + 1)):  # adjacent: the index dims replace them
+        lo = min(dims)
+        out = [f"d{i}" for i in range(lo)] + bv + [f"d{i}" for i in range(max(dims) + 1, len(x))]
+    else:  # torch puts the broadcast index dims first
+        out = bv + rest
+    ext = {v: n for v, n in zip(bv, bshape) if n != DYN}
+    return Instance(f"Y[{_idx(out)}] = X[{_idx(src)}]", {"X": 0, **{f"I{n}": n + 1 for n in range(len(idx))}},
+                    ["Y"], extents=ext)
+
+
+_def(OpDef("index", [Operand("x", dtype="any"), Operand("indices", "variadic", "int")], {"dims": Attr("ints")},
+           _index, "advanced indexing x[..., I0, I1, ...]: the index tensors (broadcast together) pick along "
+           "dims (torch.Tensor.__getitem__ with tensors)", "gather", result_dtype="operand:x",
+           example="%y = graph.index %x, %i {dims = [0]} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>"))
+
+
+def _pad(shapes, attrs):
+    (x,) = shapes
+    pads = list(attrs["pads"])
+    if len(pads) != 2 * len(x) or min(pads, default=0) < 0:
+        raise OpError(f"pads {pads} must give a (before, after) pair >= 0 for each of the {len(x)} dims")
+    iv = _vars("d", len(x))
+    dst = [f"{v} + {pads[2 * i]}" if pads[2 * i] else v for i, v in enumerate(iv)]
+    out = tuple(DYN if n == DYN else n + pads[2 * i] + pads[2 * i + 1] for i, n in enumerate(x))
+    return Instance(f"Y[{_idx(iv)}] = $value; Y[{_idx(dst)}] = X[{_idx(iv)}]", {"X": 0}, ["Y"],
+                    {"value": attrs["value"]}, declared={"Y": out})
+
+
+_def(OpDef("pad", [Operand("x", dtype="any")], {"pads": Attr("ints"), "value": Attr("float", 0.0)}, _pad,
+           "constant padding: pads = [before0, after0, before1, after1, ...] in dim order", "layout",
+           result_dtype="operand:x",
+           example="%y = graph.pad %x {pads = [0, 0, 1, 1]} : tensor<2x4xf32> -> tensor<2x6xf32>"))
+
+
+_SCATTER_REDUCE = {"sum": "+=", "prod": "*=", "amax": "max=", "amin": "min=", "mean": "+="}
+
+
+def _scatter_reduce(shapes, attrs):
+    x, i, s = shapes
+    if not (len(i) == len(s) == len(x)):
+        raise OpError(f"index and source must have the rank of x ({len(x)}), got {_fmt(i)} and {_fmt(s)}")
+    d = _norm_dim(attrs["dim"], len(x))
+    for k in range(len(x)):
+        if i[k] != DYN and s[k] != DYN and i[k] > s[k]:
+            raise OpError(f"index has size {i[k]} in dim {k}, larger than the source's {s[k]}")
+        if k != d and DYN not in (i[k], x[k]) and i[k] > x[k]:
+            raise OpError(f"index has size {i[k]} in dim {k}, larger than x's {x[k]}")
+    iv, jv = _vars("d", len(x)), _vars("j", len(x))
+    dst = list(jv)
+    dst[d] = f"I[{_idx(jv)}]"
+    red, op = attrs["reduce"], _SCATTER_REDUCE[attrs["reduce"]]
+    D, J, T = _idx(iv), _idx(jv), _idx(dst)
+    ext = {v: n for v, n in zip(jv, i) if n != DYN}
+    start = f"X[{D}]" if attrs["include_self"] else {"+=": "0.0", "*=": "1.0", "max=": "-inf", "min=": "inf"}[op]
+    text = f"T[{D}] = {start}; T[{T}] {op} S[{J}]; N[{D}] = 0.0; N[{T}] += 1.0; "
+    if red == "mean":
+        cnt = f"N[{D}] + 1.0" if attrs["include_self"] else f"max(N[{D}], 1.0)"
+        text += f"Y[{D}] = select(N[{D}] > 0.0, T[{D}] / ({cnt}), X[{D}])"
+    else:
+        text += f"Y[{D}] = select(N[{D}] > 0.0, T[{D}], X[{D}])"
+    return Instance(text, {"X": 0, "I": 1, "S": 2}, ["Y"], extents=ext, declared={"T": x, "N": x})
+
+
+_def(OpDef("scatter_reduce", [Operand("x"), Operand("indices", dtype="int"), Operand("source")],
+           {"dim": Attr("int"), "reduce": Attr("str", "sum", tuple(_SCATTER_REDUCE)),
+            "include_self": Attr("bool", True)}, _scatter_reduce,
+           "torch.scatter_reduce: x with source[j] combined into position indices[j] along dim "
+           "(sum, prod, amax, amin, mean; include_self: whether x's own value takes part)", "gather"))
 
 # ------------------------------------------------------------------- layout
 

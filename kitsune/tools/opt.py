@@ -64,6 +64,23 @@ class KitsuneOptMain(xDSLOptMain):
             pass
 
     def parse_chunk(self, chunk, file_extension, start_offset=0):
+        from io import BytesIO
+
+        from xdsl.dialects.builtin import ModuleOp
+        from xdsl.utils.exceptions import DiagnosticException
+
+        data = chunk.read()
+        name = self.args.input_file or "<stdin>"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1 + start_offset
+            col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+            raise DiagnosticException(f"{name}:{line}:{col}: byte 0x{data[e.start]:02x} is not UTF-8 text: the "
+                                      "input is not an MLIR file") from None
+        if not "".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//")).strip():
+            return ModuleOp([])  # an empty file is an empty module (as in mlir-opt)
+        chunk = BytesIO(data)
         # With --split-input-file the parser sees one chunk at a time: shift the
         # graph ops' file:line:col locations so diagnostics name the line in the file.
         module = super().parse_chunk(chunk, file_extension, start_offset)

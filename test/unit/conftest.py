@@ -6,6 +6,12 @@ import os
 import sys
 from pathlib import Path
 
+# One BLAS thread: the pass-meaning tests compare two interpreter runs of float32 reductions, and a
+# multi-threaded BLAS may split a GEMM differently between runs (the intermittent
+# test_form_regions_preserves_meaning[mlp] failure); this must come before numpy is imported.
+for _v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
 # Without a GPU, emitted Triton runs under Triton's CPU interpreter. Triton decides that when it is
 # first imported (its own library functions, tl.sum and the like, are decorated then), so this must
 # come before anything imports triton.

@@ -130,7 +130,7 @@ def test_parse_multi_statement_comments_and_empty_index():
         ("Y[i] = X[i] +", 1, None, "unexpected end of text"),
         ("Y[i] = X[i]\n; Z[i] = X[i] @ 2", 2, 15, "unexpected character '@'"),
         ("Y[i] = X[i]\nZ[i] = X[i]", 2, 1, "unexpected 'Z'"),
-        ("Y[i] = foo(X[i])", 1, 8, "unknown function 'foo'; known: abs, erf, exp"),
+        ("Y[i] = foo(X[i])", 1, 8, "unknown function 'foo'; known: abs, cos, erf, exp"),
         ("Y[i] = X[i]\n;Y2[i] = exp(X[i], X[i])", 2, 10, "function 'exp' takes 1 argument(s), got 2"),
         ("Y[i] = select(X[i], X[i])", 1, 8, "function 'select' takes 3 argument(s), got 2"),
         ("Y[m] += X[m*n]", 1, 11, "index is not affine"),

@@ -148,6 +148,8 @@ CASES: dict[str, list[Case]] = {
     ],
     "max_pool2d": [
         Case("k2", [rn(1, 2, 6, 6)], lambda x: F.max_pool2d(x, 2), {"kernel": [2, 2]}),
+        Case("ceil", [rn(1, 2, 7, 7)], lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True),
+             {"kernel": [3, 3], "stride": [2, 2], "ceil_mode": True}),
         Case("pad", [rn(2, 2, 5, 7)], lambda x: F.max_pool2d(x, 3, stride=1, padding=1),
              {"kernel": [3], "stride": [1, 1], "padding": [1, 1]}),
         Case("neg_pad", [-pos(1, 1, 4, 4)], lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
@@ -159,6 +161,43 @@ CASES: dict[str, list[Case]] = {
         Case("mha", [rn(2, 2, 3, 4), rn(2, 2, 5, 4), rn(2, 2, 5, 6)], F.scaled_dot_product_attention),
         Case("gqa_scale", [rn(1, 4, 3, 4), rn(1, 2, 5, 4), rn(1, 2, 5, 4)],
              lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True), {"scale": 0.3}),
+        Case("gqa_mask_causal", [rn(2, 4, 5, 4), rn(2, 2, 5, 4), rn(2, 2, 5, 4), rn(2, 1, 5, 5)],
+             lambda q, k, v, m: F.scaled_dot_product_attention(
+                 q, k, v, m.masked_fill(torch.ones(5, 5, dtype=torch.bool).tril().logical_not(), float("-inf")),
+                 enable_gqa=True), {"causal": True}),
+        Case("causal", [rn(1, 2, 4, 4), rn(1, 2, 6, 4), rn(1, 2, 6, 4)],
+             lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), {"causal": True}),
+        Case("mask_bcast", [rn(1, 2, 3, 4), rn(1, 2, 5, 4), rn(1, 2, 5, 4), rn(3, 5)],
+             lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m)),
+    ],
+    "sin": [_u(torch.sin)],
+    "cos": [_u(torch.cos)],
+    "cumsum": [Case("dim1", [rn(3, 5)], lambda x: torch.cumsum(x, 1), {"dim": 1}),
+               Case("neg_int", [ints(4, 2, 3, 4)], lambda x: torch.cumsum(x, -2), {"dim": -2})],
+    "avg_pool2d": [
+        Case("k2", [rn(1, 2, 6, 6)], lambda x: F.avg_pool2d(x, 2), {"kernel": [2, 2]}),
+        Case("pad", [rn(2, 2, 5, 7)], lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+             {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1]}),
+        Case("pad_nocount", [rn(1, 2, 5, 5)], lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+             {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1], "count_include_pad": False}),
+        Case("ceil", [rn(1, 2, 7, 7)], lambda x: F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False),
+             {"kernel": [2, 2], "ceil_mode": True, "count_include_pad": False}),
+        Case("divisor", [rn(1, 1, 4, 4)], lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+             {"kernel": [2, 2], "divisor_override": 3}),
+    ],
+    "index": [
+        Case("one", [rn(10, 4), ints(10, 3)], lambda x, i: x[i], {"dims": [0]}),
+        Case("bcast_adjacent", [rn(2, 5, 6), ints(5, 3, 1), ints(6, 1, 4)], lambda x, i, j: x[:, i, j],
+             {"dims": [1, 2]}),
+        Case("apart", [rn(5, 2, 6), ints(5, 3), ints(6, 3)], lambda x, i, j: x[i, :, j], {"dims": [0, 2]}),
+    ],
+    "pad": [Case("2d", [rn(3, 4)], lambda x: F.pad(x, (1, 2, 0, 3), value=0.5), {"pads": [0, 3, 1, 2], "value": 0.5}),
+            Case("int", [ints(5, 2, 3)], lambda x: F.pad(x, (2, 0)), {"pads": [0, 0, 2, 0]})],
+    "scatter_reduce": [
+        Case(f"{red}_{inc}", [rn(6, 4), ints(6, 9, 4), rn(9, 4)],
+             lambda x, i, s, red=red, inc=inc: x.scatter_reduce(0, i, s, reduce=red, include_self=inc),
+             {"dim": 0, "reduce": red, "include_self": inc})
+        for red in ("sum", "prod", "amax", "amin", "mean") for inc in (True, False)
     ],
     "embedding": [Case("2d_idx", [rn(7, 4), ints(7, 2, 3)], lambda w, i: F.embedding(i, w)),
                   Case("1d_idx", [rn(7, 4), np.array([6, 0, 6])], lambda w, i: F.embedding(i, w))],
@@ -220,7 +259,7 @@ CASES: dict[str, list[Case]] = {
 
 _BINARY_TORCH = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "maximum": torch.maximum,
                  "minimum": torch.minimum, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le,
-                 "gt": torch.gt, "ge": torch.ge}
+                 "gt": torch.gt, "ge": torch.ge, "fmod": torch.fmod, "remainder": torch.remainder}
 for _n, _f in _BINARY_TORCH.items():
     CASES[_n] = [
         Case("same", [rn(3, 4), rn(3, 4)], _f),
@@ -228,7 +267,11 @@ for _n, _f in _BINARY_TORCH.items():
         Case("scalar", [rn(2, 3), rn()], _f),
         Case("dyn", [rn(3, 4), rn(4)], _f, dyn={0: [0, 1]}),
     ]
-    if _n != "div":
+    if _n in ("fmod", "remainder"):  # a divisor away from 0
+        CASES[_n] = [Case("same", [rn(3, 4) * 5, pos(3, 4) * np.sign(rn(3, 4))], _f),
+                     Case("bcast", [rn(4, 1, 3) * 5, pos(5, 3)], _f),
+                     Case("int", [ints(9, 3, 4) - 4, ints(4, 4) + 1], _f)]
+    elif _n != "div":
         CASES[_n].append(Case("int", [ints(4, 3, 4), ints(4, 4)], _f))
 # equal values so that eq / le / ge see ties
 for _n in ("eq", "ne", "le", "ge"):
@@ -513,3 +556,15 @@ def test_every_op_verifier_rejects_wrong_result(name):
     bad = type(op).create(operands=list(op.operands), result_types=rtypes, properties=dict(op.properties))
     with pytest.raises(VerifyException, match=f"graph.{name}"):
         bad.verify()
+
+
+def test_attention_fully_masked_query_gives_zero():
+    """A query whose keys are all masked gets 0, as torch's sdpa (safe softmax); no NaN."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 1, 3, 4)).astype(np.float32) for _ in range(3))
+    m = np.where(np.array([[False] * 3, [True, False, False], [True, True, True]]), 0.0, -np.inf).astype(np.float32)
+    want = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v, m))).numpy()
+    mod = single_op_module("attention", [ttype([1, 1, 3, 4])] * 3 + [ttype([3, 3])])
+    got = interpret(mod, [q, k, v, m])[0]
+    assert not np.isnan(got).any()
+    assert_close(got, want)
