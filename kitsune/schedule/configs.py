@@ -116,10 +116,13 @@ class GemmConfig(Config):
         nbytes = (p.M * p.K * math.ceil(p.N / self.BN) / max(1, min(8, math.ceil(p.N / self.BN)))
                   + p.N * p.K * math.ceil(p.M / self.BM) / max(1, min(self.GROUP_M, math.ceil(p.M / self.BM)))
                   ) * p.elem_bytes * p.batch + p.M * p.N * p.batch * p.elem_bytes
-        if self.SPLIT > 1:
-            nbytes += p.M * p.N * p.batch * 4 * 3  # fp32 partials: atomics in, one read, one zeroing
         memory = nbytes / gpu.dram_bw
-        return max(compute, memory, flops / gpu.tc_bf16_flops)
+        split = 0.0
+        if self.SPLIT > 1:
+            # fp32 partial slices: each part writes one, the last reads them all; measured on the H100 at about
+            # half the DRAM rate (bench/kernels/NOTES.md: T256 fc1, split 4 at 125 us against 98 us unsplit)
+            split = 2 * self.SPLIT * p.M * p.N * p.batch * 4 / (0.5 * gpu.dram_bw)
+        return max(compute, memory, flops / gpu.tc_bf16_flops) + split
 
     @staticmethod
     def space(p: Problem) -> list["GemmConfig"]:
@@ -173,7 +176,7 @@ class GemvConfig(Config):
             eff *= 0.6
         nbytes = (p.N * p.K + p.M * p.K * math.ceil(p.N / self.BN)) * p.elem_bytes * p.batch
         if self.SPLIT > 1:
-            nbytes += p.M * p.N * p.batch * 4 * 3
+            nbytes += 2 * self.SPLIT * p.M * p.N * p.batch * 4  # the fp32 partial slices, written and read
         return nbytes / (gpu.dram_bw * max(eff, 1e-3)) + 0.5e-6 * (self.SPLIT - 1)
 
     @staticmethod

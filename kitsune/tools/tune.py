@@ -69,7 +69,17 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     g = get_gpu(gpu)
     space = CONFIGS[p.template].space(p)
     ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
-    cands = [choice.config] + [c for c in ranked if c != choice.config][:max_candidates - 1]
+    # diverse candidates: the default, then the best-ranked of each tile shape (the cost model's ranking of
+    # splits and shapes is what tuning corrects), then the rest by rank
+    cands = [choice.config]
+    seen_shapes = set()
+    for c in ranked:
+        shape = tuple(v for k, v in c.as_dict().items() if k not in ("SPLIT", "stages", "GROUP_M"))
+        if shape not in seen_shapes and c not in cands:
+            seen_shapes.add(shape)
+            cands.append(c)
+    cands += [c for c in ranked if c not in cands]
+    cands = cands[:max_candidates]
     base = isolate.task_module(task)
     r = roles_of(choice.anchor)
     inputs = isolate.random_inputs(base, device)

@@ -18,14 +18,14 @@ func.func @gemm(%x: tensor<1024x4096xbf16>, %w: tensor<4096x4096xbf16>, %b: tens
 // Few tiles for 132 SMs and a long K: the heuristic splits K in the kernel; split-reduction then leaves the
 // task alone (one task, no partial / combine tasks).
 // CHECK-LABEL: func.func @gemm_split(
-// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, 128] attributes {template = "gemm", config = {{{.*}}SPLIT = {{[2-8]}} : i64}
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [{{[0-9]+}}, {{[0-9]+}}] attributes {template = "gemm", config = {{{.*}}SPLIT = {{[2-8]}} : i64}
 // SPLIT-LABEL: func.func @gemm_split(
 // SPLIT-NOT: partial
 // SPLIT: dataflow.task "linear_0" contraction
 // SPLIT-NOT: dataflow.task
-func.func @gemm_split(%x: tensor<256x12288xbf16>, %w: tensor<6144x12288xbf16>) -> tensor<256x6144xbf16> {
-  %h = graph.linear %x, %w : tensor<256x12288xbf16>, tensor<6144x12288xbf16> -> tensor<256x6144xbf16>
-  func.return %h : tensor<256x6144xbf16>
+func.func @gemm_split(%x: tensor<128x16384xbf16>, %w: tensor<1024x16384xbf16>) -> tensor<128x1024xbf16> {
+  %h = graph.linear %x, %w : tensor<128x16384xbf16>, tensor<1024x16384xbf16> -> tensor<128x1024xbf16>
+  func.return %h : tensor<128x1024xbf16>
 }
 
 // -----
