@@ -315,6 +315,10 @@ class StageGen:
         from kitsune.schedule.select import anchor_of
 
         op, _ = anchor_of(self.stage.op)
+        if op is not None and op.OPDEF.category != "contraction" and self.stage.split == 1:
+            from kitsune.schedule.select import sole_contraction
+
+            op = sole_contraction(self.stage.op)  # a gemv read through slices: its contraction's loop
         r = roles_of(op) if op is not None else None
         return (id(op), r.stmt) if r is not None else None
 

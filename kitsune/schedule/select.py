@@ -126,6 +126,35 @@ def gemm_tile(r: Roles, template: str, cfg: Config) -> tuple[int, ...] | None:
     return tuple(tile)
 
 
+def sole_contraction(task) -> GOp | None:
+    ops = [o for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.category == "contraction"]
+    return ops[0] if len(ops) == 1 else None
+
+
+def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
+    """A skinny contraction whose result reaches the task's first result through layout ops along the last dim
+    only (Llama's fused gate/up projection, sliced in two and multiplied): a gemv of the task's result tile,
+    each output column reading the contraction at the columns its slices name; no split (the combine would
+    need every slice's partial sums)."""
+    c = sole_contraction(task)
+    r = roles_of(c) if c is not None else None
+    if r is None or not is_contraction(r) or r.extent("M") > GEMV_MAX_M:
+        return None
+    out = tensor_shape(c.results[0].type)
+    res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
+    nv = r.vars("N")
+    if len(out) != len(res) or out[:-1] != res[:-1] or len(nv) != 1 or r.lhs_vars[-1] != nv[0]:
+        return None
+    eb = max(elem_bytes(o.type) for o in c.operands[:2])
+    p = Problem("gemv", M=r.extent("M"), N=r.extent("N"), K=r.extent("K"), batch=r.extent("batch"), elem_bytes=eb,
+                split_ok=False)
+    cfg, source = (tuning_db.lookup(p, gpu) if use_db else None), "database"
+    if cfg is None or cfg.SPLIT > 1:
+        cfg, source = default_config(p, gpu), "heuristic"
+    tile = tuple(list(res[:-1]) + [min(cfg.BN, res[-1])])
+    return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
+
+
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
     """Template, config and tile of one dataflow task."""
     gpu = get_gpu(gpu)
@@ -139,6 +168,9 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
                       "task")
     got = problem_of(task, anchor, r)
     if got is None:
+        sliced = sliced_gemv(task, gpu, use_db)
+        if sliced is not None:
+            return sliced
         kind = "pointwise" if not any(isinstance(o, GOp) and o.OPDEF.category != "elementwise"
                                       and o.OPDEF.category != "layout" and o.OPDEF.category != "constant"
                                       for o in task.body.blocks.first.ops) else "generic"
@@ -163,4 +195,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "problem_of", "gemm_tile"]
+__all__ = ["Choice", "choose", "anchor_of", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

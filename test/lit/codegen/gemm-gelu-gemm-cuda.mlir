@@ -16,7 +16,7 @@
 // DF: kt_wait_geq(P.counters + 0 + (s),
 // DF: __global__ void __launch_bounds__(256) kitsune_k0(Params P) {
 // DF: extern "C" int kitsune_launch(void** tensors, int* counters, int* epoch, int* err, long long watchdog, cudaStream_t stream) {
-// DF: kitsune_k0<<<96, 256, 0, stream>>>(P);
+// DF: kitsune_k0<<<32, 256, 0, stream>>>(P);
 // DF-NOT: kitsune_k1<<<
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t cuda | filecheck %s --check-prefix=BS

@@ -14,34 +14,33 @@
 // DF-NEXT: _fence_gpu()
 // DF-NEXT: tl.debug_barrier()
 // DF-NEXT: tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
-// One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template with
-// its K split across programs in the kernel (no replicated partial tasks): partial sums meet in an fp32
-// workspace (a slice per part), the last program of a tile (acquire-release counter) adds them up and runs the
-// epilogue.
+// One persistent kernel; stages on disjoint program ranges, in order. Each GEMM is a gemm template; the second
+// splits its K across programs in the kernel (no replicated partial tasks): each part stores its partial sums
+// to its fp32 slice, the last part of a tile (acquire-release counter) adds them up and runs the epilogue.
 // DF: # kernel "k0": grid [[GRID:[0-9]+]], 8 warps, 2 stage(s), 1 queue(s)
 // DF: # queue "q0" (id 0): "linear_0" -> "linear_1", tile [128, 128] x 16, 16 slots, relation rows, [[R:[0-9]+]] reader(s) per tile
 // DF: # stage "linear_0" (contraction): programs [0, [[P1:[0-9]+]]), tile [128, 128] of [256, 1024], 16 tiles
-// DF: w = pid - 0 + it * [[P1]]
-// DF-NEXT: t = w // [[S1:[0-9]+]]
-// DF-NEXT: ks = w % [[S1]]
-// DF: for [[K:k[0-9]+]] in range(0, {{[0-9]+}}, 64):
-// DF: [[ACC:acc[0-9]+]] = _dot_lp(
-// DF: tl.store(k0_linear_0_partials + ks * 262144 + {{.*}}, [[ACC]])
-// DF-NEXT: _fence_gpu()
-// DF-NEXT: tl.debug_barrier()
-// DF-NEXT: arrived = tl.atomic_add(ctr + {{[0-9]+}} + t, 1, sem="acq_rel", scope="gpu")
-// DF-NEXT: if arrived % [[S1]] == {{[0-9]+}}:
-// DF-NEXT: _fence_gpu()
-// DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_0_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_0_partials + 262144 + 
+// DF: for {{k[0-9]+}} in range(0, 512, 64):
+// DF: _dot_lp(
 // DF: tl.erf(
 // DF: _push_wait(ctr, 0, t,
 // DF-NEXT: tl.store(queue_k0_q0 +
 // DF-NEXT: _push_done(ctr, 0, t,
 // A part of the second GEMM waits on its row band of the GELU output, and every part frees it.
-// DF: # stage "linear_1" (contraction): programs [[[P1]], {{[0-9]+}})
+// DF: # stage "linear_1" (contraction): programs [[[P1]], {{[0-9]+}}), tile [128, 128] of [256, 512], 8 tiles
+// DF: w = pid - [[P1]] + it * {{[0-9]+}}
+// DF-NEXT: t = w // [[S1:[0-9]+]]
+// DF-NEXT: ks = w % [[S1]]
 // DF: _pop_wait(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "q0" (rows) from stage "linear_0"
-// DF: _dot_lp(
-// DF: if arrived %
+// DF: for {{k[0-9]+}} in range(0, {{[0-9]+}}, 64):
+// DF: [[ACC:acc[0-9]+]] = _dot_lp(
+// DF: tl.store(k0_linear_1_partials + ks * 131072 + {{.*}}, [[ACC]])
+// DF-NEXT: _fence_gpu()
+// DF-NEXT: tl.debug_barrier()
+// DF-NEXT: arrived = tl.atomic_add(ctr + {{[0-9]+}} + t, 1, sem="acq_rel", scope="gpu")
+// DF-NEXT: if arrived % [[S1]] == {{[0-9]+}}:
+// DF-NEXT: _fence_gpu()
+// DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_1_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_1_partials + 131072 +
 // DF: tl.store(k0_out0 +
 // DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
 // DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr):
@@ -50,7 +49,7 @@
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
 // DF: TENSORS = {
-// DF: 'k0_linear_0_partials': ((3, 256, 1024), 'f32', 'workspace'),
+// DF: 'k0_linear_1_partials': ((3, 256, 512), 'f32', 'workspace'),
 // DF: KERNELS = [
 // DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8, "num_stages": 4,
 
