@@ -328,6 +328,13 @@ def generate(module, capacity: str = "ir") -> str:
     return generate_triton(module, capacity=capacity)
 
 
+def _stage_templates(module) -> dict[str, list[str]]:
+    """Kernel name -> the schedule templates of its stages (kitsune-choose-schedules)."""
+    from kitsune.dialects import gpu_queue as gq
+
+    return {k.kernel_name: [st.template() for st in k.stages()] for k in module.walk() if isinstance(k, gq.KernelOp)}
+
+
 def compile_workload(name: str, modes: Sequence[str] = MODES, scale: float = 1.0, arch: int = 90,
                      gpu: str = "h100", capacity: str = "ir") -> list[dict]:
     """Import once, then per mode lower + generate + compile; one record per mode.
@@ -353,6 +360,9 @@ def compile_workload(name: str, modes: Sequence[str] = MODES, scale: float = 1.0
             src = generate(low, capacity)
             stage = "compile"
             ks = compile_module_source(src, arch)
+            templates = _stage_templates(low)
+            for k in ks:
+                k["templates"] = templates.get(k.get("name"), [])
             rec["kernels"] = ks
             bad = [k for k in ks if not k["ok"]]
             rec["ok"] = bool(ks) and not bad

@@ -1164,7 +1164,7 @@ class StageGen:
                 cl = lscale(self.sym(c, 0, g - 1, 1), t)
             else:
                 cl = lconst(0)
-            idx.append(ladd(cl, self.axis(axes[d], t - 1)) if t > 1 else cl)
+            idx.append(ladd(cl, self.axis(axes[d], t - 1)) if d in axes else cl)
         return tuple(idx), axes
 
     def _is_direct(self, v: SSAValue) -> bool:
@@ -1174,7 +1174,7 @@ class StageGen:
         parts = []
         for a in frame:
             t = self.clamp.get(a)
-            if t is not None and pow2(t) != t:
+            if t is not None and self.aranges[a] != t:  # padded lanes (pow2, or a tl.dot's 16) are masked
                 parts.append(f"({self._raw(a, frame)} < {t})")
         return " & ".join(parts) if parts else None
 

@@ -133,6 +133,8 @@ class GemmConfig(Config):
                     continue  # (a split's combine holds two accumulators: larger tiles spill)
                 if BN > max(64, _pow2_ge(p.N)) or BM > max(64, _pow2_ge(p.M)):
                     continue
+                if p.K % 8 and p.K > 64 and BM * BN > 128 * 128:
+                    continue  # rows not 16-byte aligned: no async copies, and a 128 x 256 tile spills (AOT)
                 out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=split, warps=w, stages=st))
         return out or [GemmConfig(BM=64, BN=64, BK=32, warps=4, stages=2)]
 

@@ -97,6 +97,8 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     if tensor_shape(y.operands[0].type) != tensor_shape(anchor.results[0].type):
         return None
     M, N, K, B = r.extent("M"), r.extent("N"), r.extent("K"), r.extent("batch")
+    if N == 1:
+        return None  # a matrix-vector product along the rows: the evaluator's row reduction (no tl.dot)
     eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
     n_contr = sum(1 for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.category == "contraction")
     split_ok = _downstream_elementwise(task, anchor) and n_contr == 1 and len(y.operands) == 1

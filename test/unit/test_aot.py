@@ -174,5 +174,8 @@ def test_workload_kernels_compile_for_sm90(aot_futures, workload, mode):
         assert k["ok"], f"{workload} {mode} kernel {k['name']}: {k.get('error')}"
         assert k["shared"] <= aot.SM90_SMEM_PER_BLOCK, f"{k['name']}: {k['shared']} B of shared memory\n{table}"
         assert k["ctas_per_sm"] != 0, f"{k['name']}: no CTA fits on an SM\n{table}"
+        if k.get("templates") == ["gemm"]:  # the gemm template: tensor cores through wgmma, no spills
+            assert k["wgmma"], f"{k['name']}: a gemm template without wgmma\n{table}"
+            assert not k.get("spill_stores"), f"{k['name']}: {k['spill_stores']} bytes of spills\n{table}"
 
 
