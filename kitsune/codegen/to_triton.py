@@ -78,6 +78,18 @@ INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
 
 
+def combine_text(op: str, x: str, y: str) -> str:
+    """``x op y`` for an accumulating statement op (max / min let a NaN win, as torch does)."""
+    return {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y}, {NAN})",
+            "min=": f"tl.minimum({x}, {y}, {NAN})"}[op]
+
+
+def reduce_text(op: str, x: str, ax: int) -> str:
+    """``x`` reduced along axis ``ax`` with a statement op."""
+    return {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.reduce({x}, {ax}, _max_combine)",
+            "min=": f"tl.reduce({x}, {ax}, _min_combine)", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[op]
+
+
 def pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
@@ -571,9 +583,7 @@ class StageGen:
     def combine(self, op: str, a: TV, b: TV) -> TV:
         f = self.union(a, b)
         x, y = self.place(a, f), self.place(b, f)
-        code = {"+=": f"{x} + {y}", "*=": f"{x} * {y}", "max=": f"tl.maximum({x}, {y}, {NAN})",
-                "min=": f"tl.minimum({x}, {y}, {NAN})"}[op]
-        return self.tmp(code, f, max(a.depth, b.depth))
+        return self.tmp(combine_text(op, x, y), f, max(a.depth, b.depth))
 
     def invert(self, opp: OpProgram, s, idx, ext):
         binding: dict[str, Lin] = {}
@@ -758,7 +768,7 @@ class StageGen:
             if all(v.const is not None for v in vals):
                 return TV("", (), 0, "f", (max if fn == "max" else min)(vals[0].const, vals[1].const))
             kind = vals[0].kind if vals[0].kind == vals[1].kind else "f"
-            nan = ", propagate_nan=tl.PropagateNan.ALL" if kind == "f" else ""  # NaN wins, as in torch
+            nan = f", {NAN}" if kind == "f" else ""  # NaN wins, as in torch
             return self.tmp(f"tl.{'maximum' if fn == 'max' else 'minimum'}({xs[0]}, {xs[1]}{nan})", f, depth, kind)
         if fn == "select":
             c = xs[0] if vals[0].kind == "b" else f"({xs[0]} != 0)"
@@ -838,26 +848,13 @@ class StageGen:
             shp = ", ".join(str(self.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
             x = f"tl.broadcast_to({x}, [{shp}])"
         ax = len(bframe)
-        if wide:
-            upd = {"+=": f"{acc} + {x}", "max=": f"tl.maximum({acc}, {x}, {NAN})",
-                   "min=": f"tl.minimum({acc}, {x}, {NAN})"}[s.op]
-            self.em.emit(f"{acc} = {upd}", inner)
-            if loop:
-                self.em.close(depth, saved)
-            red = {"+=": f"tl.sum({acc}, axis={ax})", "max=": f"tl.reduce({acc}, {ax}, _max_combine)",
-                   "min=": f"tl.reduce({acc}, {ax}, _min_combine)"}[s.op]
-            total = self.fresh("acc")
-            self.em.emit(f"{total} = {red}", depth)
-            out = TV(total, bframe, depth, "f")
-            return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
-        red = {"+=": f"tl.sum({x}, axis={ax})", "max=": f"tl.reduce({x}, {ax}, _max_combine)",
-               "min=": f"tl.reduce({x}, {ax}, _min_combine)", "*=": f"tl.reduce({x}, {ax}, _mul_combine)"}[s.op]
-        upd = {"+=": f"{acc} + {red}", "max=": f"tl.maximum({acc}, {red}, {NAN})",
-               "min=": f"tl.minimum({acc}, {red}, {NAN})", "*=": f"{acc} * {red}"}[s.op]
-        self.em.emit(f"{acc} = {upd}", inner)
+        # wide: fold the chunk into the block accumulator, reduce it once after the loop; else reduce each chunk
+        self.em.emit(f"{acc} = {combine_text(s.op, acc, x if wide else reduce_text(s.op, x, ax))}", inner)
         if loop:
             self.em.close(depth, saved)
         out = TV(acc, bframe, depth, "f")
+        if wide:
+            out = self.tmp(reduce_text(s.op, acc, ax), bframe, depth)
         return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
 
     def _k_loop(self, E: int, P: int, r: str, depth: int, anchor: bool):
@@ -900,17 +897,7 @@ class StageGen:
         ws = st.workspace
         numel = math.prod(st.shape)
         off = ladd(*(lscale(x, k) for x, k in zip(self.out_idx, self.strides(st.shape))))
-        m = self.mask(self.conds(self.out_idx, st.shape))
-        frame = self.frame_of(laxes(off) | set(acc.frame) | (set(m.frame) if m else set()))
-        parts = [self.place(m, frame)] if m is not None else []
-        lanes = self._lane(frame)
-        if lanes:
-            parts.append(lanes)
-        mask = f", mask={' & '.join(parts)}" if parts else ""
-        rel = self.render(off, frame)
-        val = self.place(acc, frame)
-        if set(acc.frame) != set(frame):
-            val = f"tl.broadcast_to({val}, [{', '.join(str(self.aranges[a]) for a in frame)}])"
+        frame, rel, val, mask = self._tile_access(off, acc, self.mask(self.conds(self.out_idx, st.shape)))
         self.em.emit(f"tl.store({ws} + ks * {numel} + {rel}, {val}{mask})", 1)
         self.em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)
         self.em.emit("tl.debug_barrier()", 1)
@@ -921,7 +908,7 @@ class StageGen:
         self.em.active = self.em.active[:1] + [self.em.active[2]]
         self.split_open = outer
         total = self.fresh("acc")
-        other = ", other=0.0" if parts else ""
+        other = ", other=0.0" if mask else ""
         self.em.emit("_fence_gpu()", 1)
         loads = [f"tl.load({ws} + {k * numel} + {rel}{mask}{other}, cache_modifier=\".cg\")" for k in range(S)]
         self.em.emit(f"{total} = " + " + ".join(loads), 1)
@@ -1183,9 +1170,9 @@ class StageGen:
             return f"{a}_raw"
         return f"{a}_raw[" + ", ".join(":" if f == a else "None" for f in frame) + "]"
 
-    def _emit_store(self, ptr: str, off: Lin, tv: TV, m: TV | None, dt: str, lane: bool = True,
-                    extra: str | None = None) -> None:
-        """tl.store of ``tv`` at ``ptr + off``, masked by ``m``, the tile's padded lanes and ``extra``."""
+    def _tile_access(self, off: Lin, tv: TV, m: TV | None, lane: bool = True, extra: str | None = None):
+        """(frame, rendered offset, value broadcast to the frame, ", mask=..." or "") of writing ``tv`` at
+        ``off``, masked by ``m``, the tile's padded lanes and ``extra``."""
         frame = self.frame_of(laxes(off) | set(tv.frame) | (set(m.frame) if m else set()))
         parts = [self.place(m, frame)] if m is not None else []
         lanes = self._lane(frame) if lane else None
@@ -1198,7 +1185,13 @@ class StageGen:
             shp = ", ".join(str(self.aranges[a]) for a in frame)
             val = f"tl.broadcast_to({val}, [{shp}])"
         mask = f", mask={' & '.join(parts)}" if parts else ""
-        self.em.emit(f"tl.store({ptr} + {self.render(off, frame)}, ({val}).to({TL[dt]}){mask})", 1)
+        return frame, self.render(off, frame), val, mask
+
+    def _emit_store(self, ptr: str, off: Lin, tv: TV, m: TV | None, dt: str, lane: bool = True,
+                    extra: str | None = None) -> None:
+        """tl.store of ``tv`` at ``ptr + off``, masked by ``m``, the tile's padded lanes and ``extra``."""
+        _, rel, val, mask = self._tile_access(off, tv, m, lane, extra)
+        self.em.emit(f"tl.store({ptr} + {rel}, ({val}).to({TL[dt]}){mask})", 1)
 
     def _store(self, buf: str, tv: TV, ix, whole: bool) -> None:
         t = self.gen.plan.tensors[buf]

@@ -1,7 +1,7 @@
 """kitsune-choose-schedules: give every dataflow task a template, a config and hence its tile.
 
 Per task (``kitsune.schedule.select.choose``): the template follows from the roles
-of the anchor comprehension's index variables (gemm, gemv, row, pointwise,
+of the anchor comprehension's index variables (gemm, gemv, pointwise,
 generic); the config comes from the tuning database (``db=true``) or the
 heuristic default; the tile follows from the config. Recorded on the task as
 attributes::

@@ -29,17 +29,13 @@ class Problem:
     K: int = 1  # reduction extent
     batch: int = 1
     elem_bytes: int = 2
-    out_elems: int = 0  # pointwise / row templates: elements of the output
-    row: int = 0  # row templates: row length
+    out_elems: int = 0  # reserved for templates of other shapes (part of the database key)
+    row: int = 0
     rows: int = 0
     split_ok: bool = True  # the epilogue allows a split reduction (elementwise only)
 
     def key(self) -> str:
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
-
-
-def _pow2_le(n: int) -> int:
-    return 1 << (max(1, int(n)).bit_length() - 1)
 
 
 def _pow2_ge(n: int) -> int:
@@ -197,41 +193,6 @@ class GemvConfig(Config):
 
 
 @dataclass(frozen=True)
-class PointwiseConfig(Config):
-    """pointwise (and the generic evaluator's shell): BLOCK_ROWS x BLOCK_COLS output tiles."""
-
-    template: ClassVar[str] = "pointwise"
-    BM: int = 32
-    BN: int = 128
-    warps: int = 4
-
-    def tile(self, p: Problem) -> tuple[int, int]:
-        return (self.BM, self.BN)
-
-    @staticmethod
-    def space(p: Problem) -> list["PointwiseConfig"]:
-        return [PointwiseConfig(BM=bm, BN=bn, warps=w) for bm, bn, w in
-                ((1, 1024, 4), (8, 256, 4), (16, 128, 4), (32, 128, 4), (64, 64, 4), (32, 256, 8))]
-
-
-@dataclass(frozen=True)
-class RowConfig(Config):
-    """row reduction: BM whole rows per program (statistics computed once per row band, in registers)."""
-
-    template: ClassVar[str] = "row"
-    BM: int = 1
-    warps: int = 4
-
-    def tile(self, p: Problem) -> tuple[int, int]:
-        return (self.BM, p.row)
-
-    @staticmethod
-    def space(p: Problem) -> list["RowConfig"]:
-        return [RowConfig(BM=bm, warps=w) for bm in (1, 2, 4, 8, 16) for w in (4, 8)
-                if bm * _pow2_ge(p.row) <= 32768]
-
-
-@dataclass(frozen=True)
 class GenericConfig(Config):
     """generic: the comprehension evaluator with the task's tile (the correctness fallback)."""
 
@@ -239,8 +200,7 @@ class GenericConfig(Config):
     warps: int = 4
 
 
-CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, PointwiseConfig, RowConfig,
-                                                             GenericConfig)}
+CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -254,16 +214,8 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     if p.template in ("gemm", "gemv"):
         cands = cls.space(p)
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
-    if p.template == "row":
-        need = _pow2_ge(p.row)
-        bm = max(1, min(16, 4096 // need)) if need <= 4096 else 1
-        while bm > 1 and math.ceil(p.rows / bm) < 2 * gpu.sm_count:
-            bm //= 2
-        return RowConfig(BM=bm, warps=8 if need * bm >= 8192 else 4)
-    if p.template == "pointwise":
-        return PointwiseConfig()
     return GenericConfig()
 
 
-__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "PointwiseConfig", "RowConfig", "GenericConfig",
-           "CONFIGS", "config_from", "default_config"]
+__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "CONFIGS", "config_from",
+           "default_config"]

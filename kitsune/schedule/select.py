@@ -6,8 +6,7 @@ contraction, its row reduction. Templates by roles (see ``roles``):
 
 * ``gemm``: a two-factor contraction with K, N and M > 16 rows;
 * ``gemv``: the same with at most 16 rows (decode, small batches);
-* ``row``: a reduction over the trailing dims of a row task (norms, softmax);
-* ``pointwise``: a task without reductions;
+* ``pointwise``: a task without reductions (the evaluator with the task's tile; no config yet);
 * ``generic``: everything else (convolutions, gathers, scatters, attention for
   now): the comprehension evaluator with the task's tile.
 

@@ -8,7 +8,6 @@ workspace and its counters must be reusable without a reset) and compares with `
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import numpy as np
@@ -20,6 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from kitsune.codegen.to_triton import generate_triton  # noqa: E402
+from test_triton_codegen import load_generated  # noqa: E402  (the interpreter's module loader)
 from kitsune.context import make_context, parse_module  # noqa: E402
 from kitsune.dialects import dataflow as df  # noqa: E402
 from kitsune.interpreter import interpret  # noqa: E402
@@ -76,16 +76,6 @@ def lower_forced(text, cfg, mode):
     return module
 
 
-def load(src, tmp_path, name):
-    os.environ["TRITON_INTERPRET"] = "1"
-    path = tmp_path / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def run(text, cfg, mode, tmp_path, dt, seed):
     module = parse_module(text)
     rng = np.random.default_rng(seed)
@@ -96,7 +86,7 @@ def run(text, cfg, mode, tmp_path, dt, seed):
     ref = interpret(module, args)[0]
     low = lower_forced(text, cfg, mode)
     src = generate_triton(low, capacity="all")
-    mod = load(src, tmp_path, f"tpl_{cfg.template}_{mode.replace('-', '_')}_{seed}")
+    mod = load_generated(src, tmp_path, f"tpl_{cfg.template}_{mode.replace('-', '_')}_{seed}")
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
     tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
     state = mod.allocate("cpu")
