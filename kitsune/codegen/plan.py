@@ -193,6 +193,7 @@ class Kernel:
     queues: list[Queue]
     tensors: list[str]  # global tensors the kernel reads or writes, in argument order
     num_stages: int = 3  # software-pipelining depth of the launch (the deepest its stages' configs ask for)
+    zero: list[str] = field(default_factory=list)  # buffers set to zero before each launch (scatter results)
 
 
 @dataclass
@@ -392,7 +393,11 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         st = Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
                    tuple(s.grid()), args, stores, pushes, pops, store_tiles, s.template(), s.config(),
                    s.split() if plan.splits else 1)
-        if st.split > 1:
+        if st.template == "scatter" and plan.splits:
+            if st.pushes or any(whole for _, _, whole in st.stores):
+                raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "
+                                   f"must go to a global buffer (its consumers read it whole)")
+        elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
             tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
                                  f"split-K partial sums of {s.stage_name}")
@@ -406,8 +411,9 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             if n not in order:
                 order.append(n)
     stages_depth = max([st.config.get("stages", 3) for st in splans] or [3])
+    zero = [b for st in splans if st.template == "scatter" and plan.splits for _, b, _ in st.stores]
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
-                  stages_depth)
+                  stages_depth, zero)
 
 
 def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:

@@ -808,6 +808,9 @@ class StageGen:
         dot = self._dot_plan(opp, s, binding, rvars, scatter, idx, bframe)
         if dot is not None:
             return self._dot(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, *dot, anchor=anchor)
+        row = self._row_axis(E, bframe) if not scatter and not (anchor and self.stage.split > 1) else None
+        if row is not None:
+            return self._reduce_row(opp, s, binding, rvars, ext, bframe, row)
         S = math.prod(self.aranges[a] for a in bframe) if bframe else 1
         P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
         if anchor and "BK" in self.cfg:
@@ -856,6 +859,38 @@ class StageGen:
         if wide:
             out = self.tmp(reduce_text(s.op, acc, ax), bframe, depth)
         return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
+
+    def _row_axis(self, E: int, bframe: tuple) -> str | None:
+        """A tile axis that spans a whole dim of E elements (its grid is 1) and that the reduction's other
+        indices do not use: the reduction runs over it instead of a chunk axis of its own ("whole row").
+        Values along the row then share the tile's memo: a norm after a GEMM whose tile covers the row reads
+        the GEMM's accumulator instead of recomputing it per chunk."""
+        for d, a in getattr(self, "out_axes", {}).items():
+            if a in bframe or self.clamp.get(a) != E or self.aranges[a] > 2 * E:
+                continue
+            if self.out_idx[d].key() == self.axis(a, E - 1).key():
+                return a
+        return None
+
+    def _reduce_row(self, opp, s, binding, rvars, ext, bframe, a) -> TV:
+        """A reduction over the whole tile axis ``a`` (see ``_row_axis``): no loop, one tl.sum / tl.max."""
+        neutral = NEUTRAL[s.op]
+        E = self.clamp[a]
+        b2 = dict(binding)
+        b2.update(self._decompose(self.axis(a, E - 1), rvars, ext))
+        body = self.expr(opp, s.rhs, b2, neutral)
+        f2 = self.frame_of(set(bframe) | {a})
+        if self.aranges[a] != E:  # padded lanes of the row repeat its last element: they add the neutral
+            lane = TV(f"({a}_raw < {E})", (a,), 0, "b")
+            body = self.where(lane, body, neutral)
+        shp = ", ".join(str(self.aranges[b]) for b in f2)
+        if body.const is not None:
+            x = f"tl.full([{shp}], {lit(body.const)}, tl.float32)"
+        elif set(body.frame) != set(f2):
+            x = f"tl.broadcast_to({self.place(body, f2)}, [{shp}])"
+        else:
+            x = self.place(body, f2)
+        return self.tmp(reduce_text(s.op, x, f2.index(a)), bframe, body.depth)
 
     def _k_loop(self, E: int, P: int, r: str, depth: int, anchor: bool):
         """The loop over a reduction of E in chunks of P (axis ``r``): (looped, saved block, body depth, index).
@@ -1049,6 +1084,10 @@ class StageGen:
     # ---- the stage function
     def generate(self) -> list[str]:
         st = self.stage
+        if self.template == "scatter" and self.gen.plan.splits:
+            from kitsune.codegen.scatter_template import generate_scatter
+
+            return generate_scatter(self)
         T = st.tile
         D = st.shape
         items = st.work_items
@@ -1135,7 +1174,7 @@ class StageGen:
                 size = pow2(t)
                 if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
                     size = max(16, size)
-                if self.template == "gemm" and d >= len(T) - 2:
+                if self.template == "gemm" and d >= len(T) - 2 or self.template == "conv":
                     size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
                 axes[d] = self.new_axis("o", size)
                 self.clamp[axes[d]] = t
@@ -1281,6 +1320,24 @@ def _fence_gpu():
 
 
 @triton.jit
+def _scatter_add(base, off, val, mask):
+    # val added at base + off where mask ([rows, cols] blocks), repeated targets accumulating. Triton's CPU
+    # interpreter (3.6) has no bf16 / fp16 atomics: there the rows are added one after another (programs run one
+    # at a time, so a read-modify-write per row is exact, and a row's targets are distinct columns)
+    if _INTERPRETED:
+        rows = tl.arange(0, off.shape[0])
+        for jj in range(off.shape[0]):
+            sel = (rows == jj)[:, None] & mask
+            o = tl.sum(tl.where(sel, off, 0), axis=0)
+            v = tl.sum(tl.where(sel, val.to(tl.float32), 0.0), axis=0)
+            m = tl.max(sel.to(tl.int32), axis=0) > 0
+            old = tl.load(base + o, mask=m, other=0.0).to(tl.float32)
+            tl.store(base + o, (old + v).to(val.dtype), mask=m)
+    else:
+        tl.atomic_add(base + off, val, mask=mask, sem="relaxed")
+
+
+@triton.jit
 def _dot_lp(a, b, acc):
     # bf16 / fp16 operands, fp32 accumulation. Triton's CPU interpreter (3.6) gets low-precision dots wrong,
     # so there the operands are widened first (exact: a product of two bf16 values fits in fp32)
@@ -1406,6 +1463,8 @@ def launch(state, tensors, watchdog=0):
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     for k in KERNELS:
         pk = _prof(state, k)
+        for n in k["zero"]:  # scatter results: the kernel adds into them
+            env[n].zero_()
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk)
     ep.add_(1)
@@ -1610,6 +1669,7 @@ class TritonGen:
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
+                         f"\"zero\": {k.zero!r}, "
                          f"\"signature\": {sig!r}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")

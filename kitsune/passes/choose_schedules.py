@@ -1,8 +1,8 @@
 """kitsune-choose-schedules: give every dataflow task a template, a config and hence its tile.
 
 Per task (``kitsune.schedule.select.choose``): the template follows from the roles
-of the anchor comprehension's index variables (gemm, gemv, pointwise,
-generic); the config comes from the tuning database (``db=true``) or the
+of the anchor comprehension's index variables (gemm, gemv, scatter, pointwise,
+generic; a generic or pointwise task's tile is cut until its grid fills the GPU); the config comes from the tuning database (``db=true``) or the
 heuristic default; the tile follows from the config. Recorded on the task as
 attributes::
 
@@ -19,6 +19,7 @@ the two tiles is weakened (tile -> rows -> all).
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from xdsl.passes import ModulePass
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import tensor_shape
 from kitsune.gpu import parse_gpu_option
-from kitsune.schedule.select import choose
+from kitsune.schedule.select import choose, fill_tile, reduction_work
 
 REL_ORDER = ("tile", "rows", "all")
 
@@ -88,6 +89,9 @@ class ChooseSchedulesPass(ModulePass):
     """Use the templates (off: every task generic, with form-regions' tiles: the old code generator)."""
     remarks: bool = False
     """Print each task's choice to stderr."""
+    queues: bool = True
+    """Tiles for row-band queues (a dataflow schedule): tasks joined by a row-band channel always get the same
+    row tiles. Off (bulk-sync, where every channel is a buffer): a task keeps a tile that fills the GPU."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         gpu = parse_gpu_option(self.gpu)
@@ -101,6 +105,9 @@ class ChooseSchedulesPass(ModulePass):
                     t.attributes["template"] = StringAttr(template)
                     if c is not None and c.note:
                         t.attributes["schedule"] = StringAttr(c.note)
+                    if c is not None and t.outs:
+                        set_tile(t, fill_tile(tensor_shape(t.outs[0].type), t.tile_sizes(), gpu,
+                                              reduction_work(t)))
                     continue
                 set_tile(t, c.tile)
                 t.attributes["template"] = StringAttr(c.template)
@@ -110,14 +117,17 @@ class ChooseSchedulesPass(ModulePass):
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
             self._follow_tiles(g)
-            self._align_row_bands(g)
+            self._align_row_bands(g, gpu if not self.queues else None)
+            self._whole_scatters(g)
             legalise_channels(g)
 
     @staticmethod
-    def _align_row_bands(g: df.GraphOp) -> None:
+    def _align_row_bands(g: df.GraphOp, gpu) -> None:
         """Tasks joined by a row-band channel get the same leading tile sizes, so that the channel stays a
         row-band queue in a dataflow kernel (different row tiles would weaken it to a kernel boundary): a
-        generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM."""
+        generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM. With ``gpu`` (no queues:
+        bulk-sync), a generic task keeps its own rows when the neighbour's would shrink its grid below two
+        programs per SM."""
         from kitsune.schedule.configs import config_from
         from kitsune.schedule.roles import roles_of
         from kitsune.schedule.select import anchor_of, gemm_tile
@@ -136,10 +146,17 @@ class ChooseSchedulesPass(ModulePass):
             t.attributes["config"] = config_attr(cfg)
             return True
 
+        def ntiles(tile, shape) -> int:
+            return math.prod(-(-d // max(1, a)) for a, d in zip(tile, shape))
+
         def rows_of(t, lead, shape) -> bool:
             if len(lead) != len(shape) - 1 or tuple(lead) == tuple(t.tile_sizes()[:-1]):
                 return False
-            set_tile(t, [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]])
+            new = [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]]
+            old = t.tile_sizes()
+            if gpu is not None and ntiles(new, shape) < min(ntiles(old, shape), 2 * gpu.sm_count):
+                return False  # without queues, a grid that fills the GPU is worth more than equal row bands
+            set_tile(t, new)
             return True
 
         for _ in range(4):  # a few sweeps reach a fixpoint on chains
@@ -164,6 +181,19 @@ class ChooseSchedulesPass(ModulePass):
                         changed |= retile_gemm(cons, pcfg["BM"])
             if not changed:
                 break
+
+    @staticmethod
+    def _whole_scatters(g: df.GraphOp) -> None:
+        """A scatter task writes anywhere in its result and reads its source rows in its own order: every
+        channel into or out of it carries the whole tensor (a kernel boundary in both schedules)."""
+        scat = {t for t in g.tasks() if t.attributes.get("template") == StringAttr("scatter")}
+        for ch in [o for o in g.body.blocks.first.ops if isinstance(o, df.ChannelOp) and o.rel != "all"]:
+            prod = ch.source.owner
+            for use in list(ch.result.uses):
+                cons = use.operation
+                if prod in scat or cons in scat:
+                    new = _channel(ch.source, "all", ch)
+                    cons.operands = [new.result if i == use.index else o for i, o in enumerate(cons.operands)]
 
     @staticmethod
     def _follow_tiles(g: df.GraphOp) -> None:

@@ -3,8 +3,10 @@
 Every ``dataflow.task`` becomes a ``gpu_queue.stage`` (same body, same tile); the
 schedule decides which stages share a kernel:
 
-* ``mode=bulk-sync``: one kernel per task, in the graph's (dependence) order; every
-  channel goes through a global-memory buffer (the vertical-fusion baseline).
+* ``mode=bulk-sync``: every channel goes through a global-memory buffer and is a kernel
+  boundary (the vertical-fusion baseline); independent tasks of one dependence level and
+  one schedule class (``schedule_class``) share a kernel as side-by-side stages, so
+  DLRM's eight embedding bags or a split attention's partials are one launch, not eight.
 * ``mode=dataflow``: each task gets a *level*: ``level(t) = max over producers p of
   level(p) + (1 if the channel p -> t has relation "all" else 0)``. Tasks of one
   level form one persistent kernel (independent tasks -- DLRM's bags, Inception's
@@ -52,11 +54,46 @@ def queue_tile(prod: df.TaskOp, value: SSAValue) -> list[int]:
     return ptile[:-1] + [min(ptile[-1], shape[-1])]
 
 
+def schedule_class(t: df.TaskOp) -> tuple:
+    """Tasks of one class may share a bulk-sync kernel: the evaluator's (generic, pointwise, scatter, split
+    partials: registers only, 4 warps), or one template with one config (same warps and shared memory)."""
+    tpl = t.attributes.get("template")
+    name = tpl.data if tpl is not None else "generic"
+    if name in ("generic", "pointwise", "scatter"):
+        return ("evaluator",)
+    cfg = t.attributes.get("config")
+    return (name, str(cfg))
+
+
+def side_by_side(tasks: list[df.TaskOp], max_stages: int) -> list[list[df.TaskOp]]:
+    """Bulk-sync kernels: a task's level is one more than its deepest producer's (every channel is a kernel
+    boundary); tasks of one level and schedule class share a kernel as independent stages (DLRM's embedding
+    bags, split attention's partials), in the graph's order."""
+    level: dict[df.TaskOp, int] = {}
+    for t in tasks:
+        lv = 0
+        for o in t.ins:
+            ch = o.owner
+            if isinstance(ch, df.ChannelOp) and isinstance(ch.source.owner, df.TaskOp):
+                lv = max(lv, level[ch.source.owner] + 1)
+        level[t] = lv
+    out: list[list[df.TaskOp]] = []
+    for lv in sorted(set(level.values())):
+        groups: dict[tuple, list[df.TaskOp]] = {}
+        for t in tasks:
+            if level[t] == lv:
+                groups.setdefault(schedule_class(t), []).append(t)
+        for group in sorted(groups.values(), key=lambda ts: tasks.index(ts[0])):
+            for i in range(0, len(group), max_stages):
+                out.append(group[i:i + max_stages])
+    return out
+
+
 def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int) -> list[list[df.TaskOp]]:
     """The kernels (lists of tasks in topological order) of a dataflow graph."""
     tasks = g.tasks()
     if mode == "bulk-sync":
-        return [[t] for t in tasks]
+        return side_by_side(tasks, max_stages)
     level: dict[df.TaskOp, int] = {}
     for t in tasks:
         lv = 0
@@ -81,7 +118,7 @@ class ConvertDataflowToGpuQueuePass(ModulePass):
     name = "convert-dataflow-to-gpu-queue"
 
     mode: str = "dataflow"
-    """dataflow (persistent kernels, queues) or bulk-sync (one kernel per task)."""
+    """dataflow (persistent kernels, queues) or bulk-sync (kernel boundaries at every channel)."""
     gpu: str = "h100"
     """GPU (its SM count bounds the stages of one kernel)."""
 

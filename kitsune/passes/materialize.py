@@ -26,6 +26,13 @@ concat: every one of 576 cache tiles recomputed it). It moves, with the ops only
 it needs, into a task of its own, and the task reads its result whole (an "all"
 channel). GEMM chains on chip are the exception by design: a contraction reading
 another contraction's row band (``chain_bytes``) is the task's anchor path.
+
+**Scatters.** A scatter-accumulate (``Y[I[j], d] += S[j, d]`` after ``Y = X``:
+``index_add``) is pushed from its source by the scatter template, whose grid spans
+the source rows, not the result's tiles: it gets a task of its own whose result is
+the scatter, read whole by its consumers. A start ``X`` that is not zero stays
+behind as an ``add`` in the consumer: ``index_add(X, I, S) = X + index_add(0, I, S)``;
+a bf16 / fp16 scatter accumulates in fp32 and the consumer rounds its result.
 """
 
 from __future__ import annotations
@@ -116,7 +123,7 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
     return None
 
 
-def isolate_op(task: df.TaskOp, op) -> df.TaskOp:
+def isolate_op(task: df.TaskOp, op, kind: str = "contraction") -> df.TaskOp:
     """Move ``op`` (with the ops it needs, cloned) into a new task before ``task``; ``task`` reads its result
     through an "all" channel."""
     old = task.body.blocks.first
@@ -136,7 +143,7 @@ def isolate_op(task: df.TaskOp, op) -> df.TaskOp:
     region_dce(region)
     name = f"{op.name.split('.')[1]}_{task.task_name}"
     shape = tensor_shape(op.results[0].type)
-    new = df.TaskOp(name, "contraction", list(task.operands), [op.results[0].type], default_tile(shape), region)
+    new = df.TaskOp(name, kind, list(task.operands), [op.results[0].type], default_tile(shape), region)
     block = task.parent_block()
     block.insert_op_before(new, task)
     ch = df.ChannelOp(new.results[0], "all")
@@ -147,6 +154,76 @@ def isolate_op(task: df.TaskOp, op) -> df.TaskOp:
     task.operands = list(task.operands) + [ch.result]
     inner = task.body
     region_dce(inner)
+    return new
+
+
+def _low_precision(t) -> bool:
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type
+
+    return isinstance(t.get_element_type(), (BFloat16Type, Float16Type))
+
+
+def scatter_to_isolate(task: df.TaskOp):
+    """A scatter of ``task`` that is not yet a task of its own with a zero start (see the module docstring)."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.select import _zero_constant, scatter_form
+
+    y = task.yield_op()
+    for o in task.body.blocks.first.ops:
+        if not isinstance(o, GOp):
+            continue
+        form = scatter_form(o)
+        if form is None:
+            continue
+        alone = len(y.operands) == 1 and y.operands[0] is o.results[0] and _zero_constant(form[1]) \
+            and not _low_precision(o.results[0].type)
+        if not alone:
+            return o
+    return None
+
+
+def prepare_scatter(op):
+    """``op(X, I, S)`` -> ``X + cast(op(0, I, cast(S)))`` in place (the result takes over op's uses); returns the
+    new scatter. A bf16 / fp16 scatter accumulates in fp32 (atomics of many repeated targets in bf16 lose
+    most of their bits; the consumer rounds once, as the reference interpreter does); a zero start is dropped."""
+    from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, TensorType, f32
+
+    from kitsune.dialects import graph
+    from kitsune.schedule.select import _zero_constant, scatter_form
+
+    _, start = scatter_form(op)
+    t = op.results[0].type
+    low = isinstance(t.get_element_type(), (BFloat16Type, Float16Type))
+    if _zero_constant(start) and not low:
+        return op
+    acc_t = TensorType(f32, t.get_shape()) if low else t
+    ops = []
+
+    def add(o):
+        o.location = op.location
+        ops.append(o)
+        return o.results[0]
+
+    zero = add(graph.build("constant", [], [acc_t], value=DenseIntOrFPElementsAttr.from_list(acc_t, [0.0])))
+    operands = []
+    for v in op.operands:
+        if v is start:
+            operands.append(zero)
+        elif low and v.type == TensorType(t.get_element_type(), v.type.get_shape()):
+            operands.append(add(graph.build("cast", [v], [TensorType(f32, v.type.get_shape())])))
+        else:
+            operands.append(v)
+    new = graph.build(op.name.split(".", 1)[1], operands, [acc_t], **op.attrs())
+    res = add(new)
+    if low:
+        res = add(graph.build("cast", [res], [t]))
+    if not _zero_constant(start):
+        res = add(graph.build("add", [start, res], [t]))
+    block = op.parent_block()
+    block.insert_ops_before(ops, op)
+    op.results[0].replace_all_uses_with(res)
+    op.detach()
+    op.erase()
     return new
 
 
@@ -192,9 +269,14 @@ class MaterializePass(ModulePass):
                     if op_ is not None:
                         isolate_op(t, op_)
                         changed = True
+                for t in list(g.tasks()):
+                    op_ = scatter_to_isolate(t)
+                    if op_ is not None:
+                        isolate_op(t, prepare_scatter(op_), kind="gather")
+                        changed = True
                 changed = any([split_task(t) is not None for t in list(g.tasks())]) or changed
                 if changed:
                     legalise_channels(g)
 
 
-__all__ = ["MaterializePass", "split_task", "untiled", "default_tile", "small_contraction", "isolate_op"]
+__all__ = ["MaterializePass", "split_task", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]

@@ -55,7 +55,8 @@ class KitsunePipelinePass(ModulePass):
             out.append(GraphCanonicalizePass())
         out.append(FormRegionsPass())
         out.append(MaterializePass())
-        out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates))
+        out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates,
+                                       queues=self.mode == "dataflow"))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count))
         out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu))

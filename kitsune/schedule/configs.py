@@ -200,7 +200,100 @@ class GenericConfig(Config):
     warps: int = 4
 
 
-CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig)}
+@dataclass(frozen=True)
+class ScatterConfig(Config):
+    """scatter: a scatter-accumulate (``Y[I[j], d] += S[j, d]``) pushed from its source. A work item takes BJ
+    source rows by BD columns and adds them into the (zeroed) result with atomics; SPLIT = the source's row
+    chunks (work items per result tile), so the grid spans the source, not the result."""
+
+    template: ClassVar[str] = "scatter"
+    BJ: int = 64
+    BD: int = 128
+    SPLIT: int = 1
+    warps: int = 4
+
+    def resources(self, p: Problem) -> Resources:
+        return Resources(self.warps, min(255, 32 + 2 * self.BJ * self.BD // (32 * self.warps)), 0)
+
+    def work_items(self, p: Problem) -> int:
+        return math.ceil(p.K / self.BJ) * math.ceil(p.N / self.BD) * p.batch
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        """Source rows read once, and one atomic read-modify-write in L2 per element (measured at about the
+        DRAM rate for bf16 / fp32 atomics spread over the result)."""
+        nbytes = p.K * p.N * p.batch * (p.elem_bytes + 8) + p.K * 8
+        items = self.work_items(p)
+        eff = min(1.0, items / (2 * gpu.sm_count))
+        return nbytes / (gpu.dram_bw * max(eff, 1e-3))
+
+    @staticmethod
+    def space(p: Problem) -> list["ScatterConfig"]:
+        out = []
+        for BD in (64, 128, 256):
+            if BD > max(64, _pow2_ge(p.N)):
+                continue
+            for BJ in (16, 32, 64, 128):
+                if BJ * BD > 16384 or BJ > max(16, _pow2_ge(p.K)):
+                    continue
+                out.append(ScatterConfig(BJ=BJ, BD=BD, SPLIT=math.ceil(p.K / BJ), warps=4))
+        return out or [ScatterConfig(BJ=16, BD=64, SPLIT=math.ceil(p.K / 16))]
+
+    @staticmethod
+    def default(p: Problem, gpu: GPU) -> "ScatterConfig":
+        """Whole rows up to 256 columns, BJ so that a block is 8192 elements, halved while the grid has fewer
+        than four work items per SM (a scatter is latency-bound: atomics in flight decide its speed)."""
+        BD = min(256, max(16, _pow2_ge(p.N)))
+        BJ = max(16, min(128, 8192 // BD, _pow2_ge(p.K)))
+        while BJ > 16 and math.ceil(p.K / BJ) * math.ceil(p.N / BD) * p.batch < 4 * gpu.sm_count:
+            BJ //= 2
+        return ScatterConfig(BJ=BJ, BD=BD, SPLIT=math.ceil(p.K / BJ), warps=4)
+
+
+@dataclass(frozen=True)
+class ConvConfig(Config):
+    """conv (implicit GEMM over output rows): a work item is one output row (image n, row oh) of OW columns by
+    BF output channels; its K loop runs over c * kh * kw, the input read through the window (zero padding
+    masked), the weights as the other tl.dot operand. M = OW (padded to a power of two >= 16), N = BF."""
+
+    template: ClassVar[str] = "conv"
+    BF: int = 64
+    warps: int = 4
+    stages: int = 3
+
+    def resources(self, p: Problem) -> Resources:
+        bw = max(16, _pow2_ge(p.M))
+        acc = self.BF * bw // (32 * self.warps)
+        return Resources(self.warps, min(255, acc + 48), (self.BF + bw) * 64 * p.elem_bytes * self.stages)
+
+    def work_items(self, p: Problem) -> int:
+        return math.ceil(p.N / self.BF) * p.batch
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        bw = max(16, _pow2_ge(p.M))
+        items = self.work_items(p)
+        ctas = max(1, ctas_per_sm(self.resources(p), gpu))
+        waves = math.ceil(items / (gpu.sm_count * ctas))
+        per_item = 2.0 * bw * self.BF * p.K / (gpu.tc_bf16_flops / gpu.sm_count * 0.5 / ctas)
+        nbytes = (p.batch * p.M * p.K * math.ceil(p.N / self.BF) + p.N * p.K * min(items, gpu.sm_count)) * \
+            p.elem_bytes
+        return max(waves * per_item, nbytes / gpu.dram_bw)
+
+    @staticmethod
+    def space(p: Problem) -> list["ConvConfig"]:
+        return [ConvConfig(BF=bf, warps=w) for bf in (16, 32, 64, 128) for w in (4, 8)
+                if bf <= max(16, _pow2_ge(p.N)) and (w == 4 or bf * max(16, _pow2_ge(p.M)) >= 8192)]
+
+    @staticmethod
+    def default(p: Problem, gpu: GPU) -> "ConvConfig":
+        """The widest channel block up to 128 that still gives two work items per SM."""
+        bf = max(16, min(128, _pow2_ge(p.N)))
+        while bf > 16 and math.ceil(p.N / bf) * p.batch < 2 * gpu.sm_count:
+            bf //= 2
+        return ConvConfig(BF=bf, warps=4, stages=3)
+
+
+CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,
+                                                             ConvConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -214,8 +307,12 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     if p.template in ("gemm", "gemv"):
         cands = cls.space(p)
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
+    if p.template == "scatter":
+        return ScatterConfig.default(p, gpu)
+    if p.template == "conv":
+        return ConvConfig.default(p, gpu)
     return GenericConfig()
 
 
-__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "CONFIGS", "config_from",
+__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "CONFIGS", "config_from",
            "default_config"]

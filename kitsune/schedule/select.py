@@ -6,9 +6,16 @@ contraction, its row reduction. Templates by roles (see ``roles``):
 
 * ``gemm``: a two-factor contraction with K, N and M > 16 rows;
 * ``gemv``: the same with at most 16 rows (decode, small batches);
+* ``scatter``: a scatter-accumulate ``Y[.., I[j], .., d] += f(j, d)`` whose other statement
+  copies a zero tensor (``index_add`` into zeros; ``kitsune-materialize`` gives every
+  scatter a task of its own and moves a non-zero start into the consumer): pushed from the
+  source with atomics, the grid over source rows;
+* ``conv``: a convolution (M / N / K / window roles): implicit GEMM over output rows, the
+  evaluator's window reads as one tl.dot operand (``conv_choice``);
 * ``pointwise``: a task without reductions (the evaluator with the task's tile; no config yet);
-* ``generic``: everything else (convolutions, gathers, scatters, attention for
-  now): the comprehension evaluator with the task's tile.
+* ``generic``: everything else (convolutions, gathers, attention for now): the
+  comprehension evaluator with the task's tile, its leading dims cut until the grid
+  fills the GPU (``fill_tile``).
 
 A template needs the anchor's output to *be* the task's first result up to
 elementwise ops (same shape), so that its tile is the result's tile; otherwise
@@ -105,6 +112,154 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     return Problem(template, M=M, N=N, K=K, batch=B, elem_bytes=eb, split_ok=split_ok), r.summary()
 
 
+def _zero_constant(v) -> bool:
+    from kitsune.interpreter import constant_value
+
+    op = v.owner
+    if not isinstance(op, GOp) or op.OPDEF.name != "constant":
+        return False
+    attr = op.attributes.get("value") or op.properties.get("value")
+    try:
+        arr = constant_value(attr)
+    except Exception:  # noqa: BLE001 - not a dense constant: not a zero start
+        return False
+    return arr.size > 0 and not arr.any()
+
+
+def scatter_form(op: GOp) -> tuple[Roles, object] | None:
+    """(roles, the start operand) of an op whose program is ``Y[D] = X[D]; Y[..I[j]..] += f`` with the
+    scatter's other indices plain variables and the last index plain (index_add): what the scatter template
+    pushes; None for anything else."""
+    from kitsune.semantics.comprehension import Access, Affine, Indirect
+
+    r = roles_of(op)
+    if r is None or r.reduce_op != "+=" or not r.has("scatter") or r.has("R") or r.has("gather"):
+        return None
+    stmts = r.program.stmts
+    if len(stmts) != 2 or r.stmt != 1 or stmts[0].op != "=":
+        return None
+    init, sc = stmts
+    if not isinstance(init.rhs, Access) or init.rhs.tensor != "X" or init.lhs.tensor != sc.lhs.tensor:
+        return None
+    for ix in sc.lhs.indices:
+        if isinstance(ix, Indirect):
+            continue
+        if not (isinstance(ix, Affine) and len(ix.terms) == 1 and ix.terms[0][1] == 1 and not ix.const):
+            return None
+    if isinstance(sc.lhs.indices[-1], Indirect):
+        return None
+    inst = op_program_inputs(op)
+    if inst is None or "X" not in inst:
+        return None
+    return r, op.operands[inst["X"]]
+
+
+def op_program_inputs(op: GOp) -> dict | None:
+    from kitsune.schedule.roles import op_program
+
+    got = op_program(op)
+    return dict(got[0].inputs) if got is not None else None
+
+
+def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
+    """The scatter template for a task whose first result *is* a zero-started scatter-accumulate."""
+    from kitsune.schedule.configs import ScatterConfig
+
+    form = scatter_form(anchor)
+    y = task.body.blocks.first.last_op
+    if form is None or y.operands[0] is not anchor.results[0]:
+        return None
+    r, start = form
+    if not _zero_constant(start):
+        return None
+    shape = tensor_shape(anchor.results[0].type)
+    sc = r.program.stmts[1]
+    from kitsune.semantics.comprehension import Indirect
+
+    plain = [ix.terms[0][0] for ix in sc.lhs.indices if not isinstance(ix, Indirect)]
+    jv = [v for v in r.vars("scatter")]
+    J = math.prod(r.ext[v] for v in jv)
+    D = r.ext[plain[-1]]
+    B = math.prod(r.ext[v] for v in plain[:-1]) if len(plain) > 1 else 1
+    eb = elem_bytes(anchor.results[0].type)
+    p = Problem("scatter", M=math.prod(n for ix, n in zip(sc.lhs.indices, shape) if isinstance(ix, Indirect)),
+                N=D, K=J, batch=B, elem_bytes=eb, split_ok=False)
+    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or ScatterConfig.default(p, gpu)
+    tile = tuple(n if isinstance(ix, Indirect) else (min(cfg.BD, n) if k == len(shape) - 1 else 1)
+                 for k, (ix, n) in enumerate(zip(sc.lhs.indices, shape)))
+    return Choice("scatter", cfg, tile, p, anchor, f"roles {r.summary()}: pushed from {J} source rows",
+                  "heuristic")
+
+
+def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | None":
+    """Implicit GEMM over output rows for a convolution anchor ``O[n, f, oh, ow] += X[..window..] * W[f, ...]``
+    (roles M / N / K / window, nothing else) whose output is the task's result up to elementwise ops: the tile
+    is one output row of the whole width by BF channels, so the evaluator's reduction over c * kh * kw becomes
+    a tl.dot of the width (M) by the channel block (N)."""
+    from kitsune.schedule.configs import ConvConfig
+
+    if r.reduce_op != "+=" or len(r.factors) != 2 or not r.has("window") or not r.has("N"):
+        return None
+    if any(role not in ("M", "N", "K", "window") for role in r.role.values()):
+        return None
+    y = task.body.blocks.first.last_op
+    if tensor_shape(y.operands[0].type) != tensor_shape(anchor.results[0].type):
+        return None
+    lhs = r.lhs_vars
+    nv = r.vars("N")
+    if len(nv) != 1 or lhs[-1] == nv[0] or r.role[lhs[-1]] != "window":
+        return None
+    OW = r.ext[lhs[-1]]
+    if OW < 16 or OW > 128:
+        return None  # a row narrower than an mma (or wider than a tile): the evaluator as it is
+    F = r.ext[nv[0]]
+    if F < 2:
+        return None  # one output channel: no N axis for a dot
+    rows = math.prod(r.ext[v] for v in lhs if v not in (nv[0], lhs[-1]))
+    K = math.prod(n for v, n in r.ext.items() if v not in lhs)
+    eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
+    p = Problem("conv", M=OW, N=F, K=K, batch=rows, elem_bytes=eb, split_ok=False)
+    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or ConvConfig.default(p, gpu)
+    tile = tuple(min(cfg.BF, F) if v == nv[0] else (OW if v == lhs[-1] else 1) for v in lhs)
+    return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM over output rows",
+                  "heuristic")
+
+
+def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = 512) -> tuple[int, ...]:
+    """A generic task's tile with its leading dims cut (the innermost one with more than one row first,
+    halving) until the grid has two programs per SM, keeping at least ``min_work`` element-steps per tile
+    (``work``: reduction steps per result element): the evaluator's tiles are small and memory-bound, so a
+    grid of a few tiles leaves most SMs idle (DLRM's embedding bags ran on 16 CTAs)."""
+    min_elems = max(1, min_work // max(1, work))
+    tile = list(tile)
+    if len(tile) != len(shape) or not shape:
+        return tuple(tile)
+
+    def ntiles() -> int:
+        return math.prod(-(-s // max(1, t)) for s, t in zip(shape, tile))
+
+    target = 2 * gpu.sm_count
+    while ntiles() < target:
+        dims = [d for d in range(len(tile) - 1) if tile[d] > 1]
+        if not dims:
+            break
+        d = dims[-1]
+        new = max(1, tile[d] // 2)
+        if math.prod(tile) // tile[d] * new < min_elems:
+            break
+        tile[d] = new
+    return tuple(tile)
+
+
+def reduction_work(task) -> int:
+    """Reduction steps per result element of a task's anchor (1 without a reduction)."""
+    anchor, _ = anchor_of(task)
+    r = roles_of(anchor) if anchor is not None else None
+    if r is None or r.reduce_op == "=":
+        return 1
+    return max(1, math.prod(n for v, n in r.ext.items() if v not in r.lhs_vars))
+
+
 def gemm_tile(r: Roles, template: str, cfg: Config) -> tuple[int, ...] | None:
     """Result tile of a gemm / gemv config: N's dim gets BN, the innermost M dim BM (gemv: every M dim whole),
     batch and outer M dims 1. None when the roles do not sit on the result's dims as the templates need."""
@@ -132,6 +287,24 @@ def sole_contraction(task) -> GOp | None:
     return ops[0] if len(ops) == 1 else None
 
 
+def _through_slices(task, c: GOp) -> bool:
+    """Result #0 comes from contraction ``c`` through elementwise ops and slices only (a column of the result
+    needs one column of ``c``: no row reduction, which would need the columns of other tiles)."""
+    y = task.body.blocks.first.last_op
+    stack, seen = [y.operands[0]], set()
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, GOp) or op is c or op in seen:
+            continue
+        seen.add(op)
+        name = op.OPDEF.name
+        if not (_elementwise(op) or name in ("slice", "constant", "reshape")):
+            return False
+        stack += list(op.operands)
+    return True
+
+
 def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
     """A skinny contraction whose result reaches the task's first result through layout ops along the last dim
     only (Llama's fused gate/up projection, sliced in two and multiplied): a gemv of the task's result tile,
@@ -145,6 +318,8 @@ def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
     res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
     nv = r.vars("N")
     if len(out) != len(res) or out[:-1] != res[:-1] or len(nv) != 1 or r.lhs_vars[-1] != nv[0]:
+        return None
+    if not _through_slices(task, c):
         return None
     eb = max(elem_bytes(o.type) for o in c.operands[:2])
     p = Problem("gemv", M=r.extent("M"), N=r.extent("N"), K=r.extent("K"), batch=r.extent("batch"), elem_bytes=eb,
@@ -167,6 +342,9 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     if r is None:
         return Choice("generic", GenericConfig(), tile0, None, anchor, f"'{anchor.name}' has no comprehension",
                       "task")
+    sc = scatter_choice(task, anchor, gpu, use_db) or conv_choice(task, anchor, r, gpu, use_db)
+    if sc is not None:
+        return sc
     got = problem_of(task, anchor, r)
     if got is None:
         sliced = sliced_gemv(task, gpu, use_db)
@@ -196,4 +374,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "fill_tile", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

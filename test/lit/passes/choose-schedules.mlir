@@ -61,10 +61,23 @@ func.func @pointwise(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 
 // -----
 
-// A convolution reads with window roles: no template yet, the generic evaluator, and the reason.
+// A convolution reads with window roles: no template yet, the generic evaluator, and the reason. Its tile is
+// cut (rows halved) from form-regions' [1, 1, 8, 8] (32 tiles) towards two programs per SM, keeping at least
+// 512 multiply-adds per tile (72 per output element here: 8 elements).
 // CHECK-LABEL: func.func @conv(
-// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 1, 8, 8] attributes {template = "generic", schedule = "roles {{.*}}window=oh*ow*kh*kw{{.*}}: no template yet for this anchor, the evaluator runs it"}
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 1, 1, 8] attributes {template = "generic", schedule = "roles {{.*}}window=oh*ow*kh*kw{{.*}}: no template yet for this anchor, the evaluator runs it"}
 func.func @conv(%x: tensor<2x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32> {
   %y = graph.conv2d %x, %w {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : tensor<2x8x10x10xf32>, tensor<16x8x3x3xf32> -> tensor<2x16x8x8xf32>
   func.return %y : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// An embedding bag (gather role, 20 rows per bag): form-regions' tile [128, 64] gives 16 programs for 132
+// SMs; the generic tile is halved to 4 rows (512 programs), no further (4 x 64 x 20 steps >= 512).
+// CHECK-LABEL: func.func @bag(
+// CHECK: dataflow.task "embedding_bag_0" gather ({{.*}}) tile [4, 64] attributes {template = "generic", schedule = "roles gather=b*l:40960 P=e:64: no template yet
+func.func @bag(%w: tensor<100000x64xbf16>, %i: tensor<2048x20xi64>) -> tensor<2048x64xbf16> {
+  %y = graph.embedding_bag %w, %i {mode = "sum"} : tensor<100000x64xbf16>, tensor<2048x20xi64> -> tensor<2048x64xbf16>
+  func.return %y : tensor<2048x64xbf16>
 }

@@ -41,8 +41,20 @@
 // DLRM-DF-NEXT: gpu_queue.pop "q3" {relation = "rows"}
 // DLRM-DF: gpu_queue.launch_plan ["k0", "k1", "k2", "k3"] buffers ["k0#0 -> k1", {{.*}}, "k1#2 -> k3", "k2#0 -> k3"]
 // RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=bulk-sync}' | filecheck %s --check-prefix=DLRM-BS
+// Bulk-sync: every channel is a kernel boundary, and the independent tasks of one level and schedule class (here
+// all on the evaluator: no choose-schedules) share a kernel: the first layer beside the eight bags.
 // DLRM-BS-NOT: gpu_queue.queue
-// DLRM-BS: gpu_queue.launch_plan ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12", "k13", "k14", "k15"]
+// DLRM-BS: gpu_queue.kernel "k0"
+// DLRM-BS: gpu_queue.stage "linear_0"
+// DLRM-BS: gpu_queue.stage "embedding_bag_2"
+// DLRM-BS: gpu_queue.stage "embedding_bag_9"
+// DLRM-BS-NEXT: ^{{.*}}
+// DLRM-BS-NOT: gpu_queue.stage
+// DLRM-BS: gpu_queue.kernel "k1"
+// DLRM-BS-NEXT: ^{{.*}}
+// DLRM-BS-NEXT: gpu_queue.stage "linear_1"
+// DLRM-BS-NOT: gpu_queue.queue
+// DLRM-BS: gpu_queue.launch_plan ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]
 
 // Inception: the four branches run side by side: 1x1 convs and the pool, then the
 // second convs of the branches, then the concat (convs read whole feature maps: "all").
@@ -58,7 +70,9 @@
 // INC-DF: gpu_queue.kernel "k2" grid 1
 // INC-DF: gpu_queue.launch_plan ["k0", "k1", "k2"]
 // RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=bulk-sync}' | filecheck %s --check-prefix=INC-BS
-// INC-BS: gpu_queue.launch_plan ["k0", "k1", "k2", "k3", "k4", "k5", "k6"] buffers ["k0#0 -> k1", "k1#0 -> k6", "k2#0 -> k3", "k3#0 -> k6", "k4#0 -> k5", "k5#0 -> k6"]
+// Bulk-sync: the same levels side by side, without queues.
+// INC-BS-NOT: gpu_queue.queue
+// INC-BS: gpu_queue.launch_plan ["k0", "k1", "k2"] buffers ["k0#0 -> k1", "k0#1 -> k1", "k0#2 -> k1", "k1#0 -> k2", "k1#1 -> k2", "k1#2 -> k2"]
 
 // Llama decode: the split-K partials of the QKV projection are concurrent stages; their
 // combine reads all partials (a kernel boundary).

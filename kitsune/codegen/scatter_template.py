@@ -1,0 +1,99 @@
+"""The scatter template: a scatter-accumulate pushed from its source rows with atomics.
+
+For an anchor ``Y[.., I[j], .., d] += f(j, d)`` that starts from zero (``index_add``
+into zeros; ``kitsune-materialize`` moves a non-zero start into the consumer), a
+work item ``w = (t, ks)`` takes the result's column tile ``t`` (the scatter dims
+whole) and the source rows ``[ks * BJ, ks * BJ + BJ)``: it evaluates ``f`` there with
+the comprehension evaluator (loads of the source, any fused prologue), reads the
+target rows ``I[j]`` and adds the block into the result with ``tl.atomic_add``
+(relaxed: only the sum matters, and the kernel boundary orders it before its
+readers). The runtime zeroes the result's buffer before the kernel starts
+(``Kernel.zero``). Repeated indices accumulate, as in eager; an index outside
+the result is skipped, and flagged in debug builds (``WATCHDOG > 0``).
+
+The loop structure, tiling and atomics live here; all arithmetic comes from the
+evaluator (``StageGen``).
+"""
+
+from __future__ import annotations
+
+from kitsune.codegen.plan import CodegenError
+from kitsune.dialects.graph import fmt_loc
+
+
+def generate_scatter(g) -> list[str]:
+    """The stage function body of a scatter stage (``g``: the stage's ``StageGen``)."""
+    from kitsune.codegen.to_triton import TL, OpProgram, ladd, laxes, lconst, lit, lscale
+    from kitsune.schedule.select import anchor_of, scatter_form
+    from kitsune.semantics.comprehension import Indirect
+
+    st = g.stage
+    op, _ = anchor_of(st.op)
+    form = scatter_form(op) if op is not None else None
+    if form is None or st.pops or st.pushes or len(st.stores) != 1:
+        raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the scatter template needs a stage whose only "
+                           f"result is a scatter-accumulate stored to a global buffer")
+    r, _ = form
+    opp = g.progs[id(op)] = OpProgram(op)
+    s = opp.prog.stmts[r.stmt]
+    ext = opp.bound.extents[r.stmt]
+    BJ, S = int(g.cfg["BJ"]), st.split
+    jvars = list(dict.fromkeys(v for ix in s.lhs.indices if isinstance(ix, Indirect) for v in ix.vars))
+    J = 1
+    for v in jvars:
+        J *= ext[v]
+    if -(-J // BJ) != S:
+        raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": SPLIT = {S} does not cover {J} source rows in "
+                           f"blocks of BJ = {BJ}")
+    items, nprog = st.work_items, st.programs
+    body = g.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+    g.em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
+    g.em.emit(f"t = w // {S}", 1)
+    g.em.emit(f"ks = w % {S}  # source rows [ks * {BJ}, ks * {BJ} + {BJ})", 1)
+    if items % nprog:
+        g.em.open(f"if w < {items}:", 1)
+        g.em.active = g.em.active[:1] + [g.em.active[2]]
+    # the result's column tile: the scatter dims collapse (any row may be hit)
+    rj = g.new_axis("j", BJ)  # first: blocks are [BJ, BD], source rows by columns
+    scat = [isinstance(ix, Indirect) for ix in s.lhs.indices]
+    T = tuple(1 if sc else t for t, sc in zip(st.tile, scat))
+    D = tuple(1 if sc else d for d, sc in zip(st.shape, scat))
+    idx, g.out_axes = g._tile_index(T, D)
+    binding = {ix.terms[0][0]: idx[k] for k, ix in enumerate(s.lhs.indices) if not scat[k]}
+    jl = ladd(lscale(g.sym("ks", 0, S - 1, 1), BJ), g.axis(rj, BJ - 1))
+    binding.update(g._decompose(jl, jvars, ext))
+    conds: list = [(jl, "<", J)] if S * BJ != J else []
+    val = g.expr(opp, s.rhs, binding, 0.0)
+    # the target: plain dims from the tile, scattered dims from the index tensor
+    buf = st.stores[0][1]
+    t = g.gen.plan.tensors[buf]
+    strides = g.strides(t.shape)
+    terms = []
+    for k, ix in enumerate(s.lhs.indices):
+        if not scat[k]:
+            terms.append(lscale(idx[k], strides[k]))
+            conds += g.conds((idx[k],), (t.shape[k],))
+            continue
+        iv = g.read(opp, ix.access, binding, 0.0)
+        n = t.shape[k]
+        code = g.gen.index_check(opp.op, s.lhs, k, n)
+        g.em.emit(f"if WATCHDOG > 0: _index_check({g.place(iv, iv.frame)}, {n}, err, {code})", max(1, iv.depth))
+        conds += [g.binop(">=", iv, g._lin_tv(lconst(0))), g.binop("<", iv, g._lin_tv(lconst(n)))]
+        terms.append(lscale(g.val_atom(iv), strides[k]))
+    m = g._mask_mixed(conds)
+    off = ladd(*terms)
+    frame = g.frame_of({rj} | set(val.frame) | set(m.frame) | laxes(off))
+    if frame[0] != rj or len(frame) > 2:
+        raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": scatter block {frame} is not [rows, columns]")
+    shp = ", ".join(str(g.aranges[a]) for a in frame)
+    lanes = g._lane(frame)
+    mk = g.place(m, frame) + (f" & {lanes}" if lanes else "")
+    pad = "[:, None]" if len(frame) == 1 else ""
+    g.em.emit(f"_scatter_add({buf}, tl.broadcast_to({g.render(off, frame)}, [{shp}]){pad}, "
+              f"tl.broadcast_to(({g.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])"
+              f".to({TL[t.dtype]}){pad}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
+    g.em.close(0, body)
+    return g._body_text()
+
+
+__all__ = ["generate_scatter"]
