@@ -3,8 +3,8 @@
 For every task of the suite's workloads (full size, bf16) that ``kitsune-choose-schedules`` gives a
 template, the task is lowered on its own and timed (CUDA-graph replays, ``kitsune.schedule.isolate``) with
 the config ``kitsune.compile`` would use (tuning database, then heuristic) and with the heuristic default
-alone; next to it the torch op of its anchor on the same shapes (``F.linear`` / ``torch.matmul``: cuBLAS,
-without the task's fused epilogue). Columns: ms, TFLOP/s, GB/s, % of the roofline (max of FLOPs / 800
+alone; next to it the torch op of its anchor on the same shapes (``F.linear`` / ``torch.matmul``: cuBLAS;
+``F.conv2d``: cuDNN; ``index_add``: eager's atomics; without the task's fused epilogue). Columns: ms, TFLOP/s, GB/s, % of the roofline (max of FLOPs / 800
 TFLOP/s and bytes / 3.0 TB/s, the measured H100 ceilings). Results: JSON (``--json``), a table last.
 
     python3 bench/kernels/run.py [--workloads a,b] [--json OUT]
@@ -31,7 +31,18 @@ def torch_peer(anchor, device):
 
     name = anchor.OPDEF.name
     shapes = [tensor_shape(o.type) for o in anchor.operands]
+    if name == "index_add":  # eager's scatter-add (atomics in the tensor's type)
+        x, i, s = shapes
+        dim = anchor.attrs()["dim"]
+        idx = torch.randint(0, x[dim], i, device=device)
+        src = torch.randn(s, device=device, dtype=torch.bfloat16)
+        base = torch.zeros(x, device=device, dtype=torch.bfloat16)
+        return lambda: base.index_add(dim, idx, src)
     args = [torch.randn(s, device=device, dtype=torch.bfloat16) / math.sqrt(max(1, s[-1])) for s in shapes]
+    if name == "conv2d":  # cuDNN
+        a = anchor.attrs()
+        return lambda: torch.nn.functional.conv2d(args[0], args[1], None, tuple(a["stride"]), tuple(a["padding"]),
+                                                  tuple(a["dilation"]), a["groups"])
     if name == "linear":
         return lambda: torch.nn.functional.linear(*args)
     if name == "matmul":
@@ -41,6 +52,12 @@ def torch_peer(anchor, device):
         y = y.transpose(-1, -2) if a.get("transpose_b") else y
         return lambda: torch.matmul(x, y)
     return None
+
+
+def p_skip(c) -> bool:
+    """Scatters are timed inside their workloads (python -m kitsune.bench): isolated, their random indices
+    (integers in [0, 2)) would send every row to two targets."""
+    return c.problem.template == "scatter"
 
 
 def graph_ms(fn, reps=10):
@@ -72,7 +89,7 @@ def main() -> int:
         model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
         gm, _ = import_module(model, inputs)
         for task, c in scheduled_tasks(gm, gpu):
-            if c.problem is None:
+            if c.problem is None or p_skip(c):
                 continue
             p = c.problem
             key = (p.template, p.key())
@@ -87,7 +104,7 @@ def main() -> int:
             ins = isolate.random_inputs(base, "cuda")
             r = roles_of(c.anchor)
             tuned = db.lookup(p, gpu)
-            variants = [("used", tuned or default_config(p, gpu))]
+            variants = [("used", tuned or c.config)]
             if tuned is not None and not a.no_default:
                 variants.append(("default", default_config(p, gpu)))
             # the reference: the same task on the generic evaluator (no template)
@@ -95,7 +112,8 @@ def main() -> int:
                                       "cuda")(*ins)[0].float()
             for label, cfg in variants:
                 try:
-                    m = isolate.lower(isolate.with_config(base, p.template, cfg, gemm_tile(r, p.template, cfg)), gpu)
+                    tile = gemm_tile(r, p.template, cfg) if p.template in ("gemm", "gemv") else c.tile
+                    m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
                     prog = Program.from_module(m, None, "cuda")
                     out = prog(*ins)[0].float()
                     err = isolate.rel_err(out, ref)

@@ -25,7 +25,9 @@ every tile of the task that reads it (Llama's K/V projection inside the KV-cache
 concat: every one of 576 cache tiles recomputed it). It moves, with the ops only
 it needs, into a task of its own, and the task reads its result whole (an "all"
 channel). GEMM chains on chip are the exception by design: a contraction reading
-another contraction's row band (``chain_bytes``) is the task's anchor path.
+another contraction's row band (``chain_bytes``) is the task's anchor path. A layout
+anchor (a concat) is no such path: Inception's first 1x1 convolution, fused into the
+concat of the four branches, was recomputed for every channel of the concat.
 
 **Scatters.** A scatter-accumulate (``Y[I[j], d] += S[j, d]`` after ``Y = X``:
 ``index_add``) is pushed from its source by the scatter template, whose grid spans
@@ -113,7 +115,7 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
         if not isinstance(o, GOp) or o in on_path:
             continue
         on_path.add(o)
-        if o is anchor or o.OPDEF.category in ("elementwise",):
+        if (o is anchor and o.OPDEF.category == "contraction") or o.OPDEF.category in ("elementwise",):
             stack += [v.owner for v in o.operands]
     for o in ops:
         if o.OPDEF.category != "contraction" or o in on_path:

@@ -251,45 +251,50 @@ class ScatterConfig(Config):
 
 @dataclass(frozen=True)
 class ConvConfig(Config):
-    """conv (implicit GEMM over output rows): a work item is one output row (image n, row oh) of OW columns by
+    """conv (implicit GEMM over output rows): a work item is BW columns of one output row (image n, row oh) by
     BF output channels; its K loop runs over c * kh * kw, the input read through the window (zero padding
-    masked), the weights as the other tl.dot operand. M = OW (padded to a power of two >= 16), N = BF."""
+    masked), the weights as the other tl.dot operand: BF channels by BW columns of the row (M = OW in the
+    problem, batch = images x rows)."""
 
     template: ClassVar[str] = "conv"
     BF: int = 64
+    BW: int = 16
     warps: int = 4
     stages: int = 3
 
     def resources(self, p: Problem) -> Resources:
-        bw = max(16, _pow2_ge(p.M))
-        acc = self.BF * bw // (32 * self.warps)
-        return Resources(self.warps, min(255, acc + 48), (self.BF + bw) * 64 * p.elem_bytes * self.stages)
+        acc = self.BF * self.BW // (32 * self.warps)
+        return Resources(self.warps, min(255, acc + 48), (self.BF + self.BW) * 64 * p.elem_bytes * self.stages)
 
     def work_items(self, p: Problem) -> int:
-        return math.ceil(p.N / self.BF) * p.batch
+        return math.ceil(p.N / self.BF) * p.batch * math.ceil(p.M / self.BW)
 
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
-        bw = max(16, _pow2_ge(p.M))
+        bw = self.BW
         items = self.work_items(p)
         ctas = max(1, ctas_per_sm(self.resources(p), gpu))
         waves = math.ceil(items / (gpu.sm_count * ctas))
         per_item = 2.0 * bw * self.BF * p.K / (gpu.tc_bf16_flops / gpu.sm_count * 0.5 / ctas)
         nbytes = (p.batch * p.M * p.K * math.ceil(p.N / self.BF) + p.N * p.K * min(items, gpu.sm_count)) * \
             p.elem_bytes
+        per_item = per_item * math.ceil(p.M / bw) * bw / max(1, p.M)
         return max(waves * per_item, nbytes / gpu.dram_bw)
 
     @staticmethod
     def space(p: Problem) -> list["ConvConfig"]:
-        return [ConvConfig(BF=bf, warps=w) for bf in (16, 32, 64, 128) for w in (4, 8)
-                if bf <= max(16, _pow2_ge(p.N)) and (w == 4 or bf * max(16, _pow2_ge(p.M)) >= 8192)]
+        return [ConvConfig(BF=bf, BW=bw, warps=w) for bf in (16, 32, 64, 128) for bw in (16, 32, 64) for w in (4, 8)
+                if bf <= max(16, _pow2_ge(p.N)) and bw <= max(16, _pow2_ge(p.M)) and (w == 4 or bf * bw >= 8192)]
 
     @staticmethod
     def default(p: Problem, gpu: GPU) -> "ConvConfig":
-        """The widest channel block up to 128 that still gives two work items per SM."""
+        """Row blocks of a power of two up to 64 not wider than the row (no padded lanes: a clamped axis would
+        break the loads' contiguity), the widest channel block up to 128 that still gives two work items per
+        SM."""
+        bw = max(16, min(64, 1 << (max(1, p.M).bit_length() - 1)))
         bf = max(16, min(128, _pow2_ge(p.N)))
-        while bf > 16 and math.ceil(p.N / bf) * p.batch < 2 * gpu.sm_count:
+        while bf > 16 and math.ceil(p.N / bf) * p.batch * math.ceil(p.M / bw) < 2 * gpu.sm_count:
             bf //= 2
-        return ConvConfig(BF=bf, warps=4, stages=3)
+        return ConvConfig(BF=bf, BW=bw, warps=4, stages=3)
 
 
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,

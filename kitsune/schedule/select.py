@@ -194,7 +194,7 @@ def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
 def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | None":
     """Implicit GEMM over output rows for a convolution anchor ``O[n, f, oh, ow] += X[..window..] * W[f, ...]``
     (roles M / N / K / window, nothing else) whose output is the task's result up to elementwise ops: the tile
-    is one output row of the whole width by BF channels, so the evaluator's reduction over c * kh * kw becomes
+    is BW columns of one output row by BF channels, so the evaluator's reduction over c * kh * kw becomes
     a tl.dot of the width (M) by the channel block (N)."""
     from kitsune.schedule.configs import ConvConfig
 
@@ -210,8 +210,8 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
     if len(nv) != 1 or lhs[-1] == nv[0] or r.role[lhs[-1]] != "window":
         return None
     OW = r.ext[lhs[-1]]
-    if OW < 16 or OW > 128:
-        return None  # a row narrower than an mma (or wider than a tile): the evaluator as it is
+    if OW < 16:
+        return None  # a row narrower than an mma: the evaluator as it is
     F = r.ext[nv[0]]
     if F < 2:
         return None  # one output channel: no N axis for a dot
@@ -220,7 +220,7 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
     eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
     p = Problem("conv", M=OW, N=F, K=K, batch=rows, elem_bytes=eb, split_ok=False)
     cfg = (tuning_db.lookup(p, gpu) if use_db else None) or ConvConfig.default(p, gpu)
-    tile = tuple(min(cfg.BF, F) if v == nv[0] else (OW if v == lhs[-1] else 1) for v in lhs)
+    tile = tuple(min(cfg.BF, F) if v == nv[0] else (min(cfg.BW, OW) if v == lhs[-1] else 1) for v in lhs)
     return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM over output rows",
                   "heuristic")
 
