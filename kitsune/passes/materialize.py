@@ -97,6 +97,20 @@ def _rebuild(task: df.TaskOp, keep: list[int], name: str, tile) -> df.TaskOp:
     return df.TaskOp(name, task.task_kind, list(task.operands), [task.outs[i].type for i in keep], tile, region, attrs)
 
 
+def _keeps_rows(task: df.TaskOp, anchor) -> bool:
+    """Whether the anchor's operands are read once per tile: a contraction (a GEMM chain), or a concat whose
+    tile covers its whole concat dim (NeRF's skip); a concat cut along that dim (Inception's channels, one per
+    tile) would recompute an operand's producer for every tile."""
+    if anchor.OPDEF.category == "contraction":
+        return True
+    if anchor.OPDEF.name != "concat":
+        return False
+    shape = tensor_shape(anchor.results[0].type)
+    d = anchor.attrs()["dim"] % len(shape)
+    tile = task.tile_sizes()
+    return len(tile) == len(shape) and tile[d] >= shape[d]
+
+
 def small_contraction(task: df.TaskOp, ratio: int = 4):
     """A contraction of ``task`` off its anchor path whose result is ``ratio`` times smaller than result #0."""
     from kitsune.dialects.graph import GraphOp as GOp
@@ -115,7 +129,7 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
         if not isinstance(o, GOp) or o in on_path:
             continue
         on_path.add(o)
-        if (o is anchor and o.OPDEF.category == "contraction") or o.OPDEF.category in ("elementwise",):
+        if o.OPDEF.category in ("elementwise",) or o is anchor and _keeps_rows(task, o):
             stack += [v.owner for v in o.operands]
     for o in ops:
         if o.OPDEF.category != "contraction" or o in on_path:
