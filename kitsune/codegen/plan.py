@@ -367,6 +367,7 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         plan.queues.append(q)
         queues[qn] = q
     splans: list[Stage] = []
+    zero: list[str] = []  # scatter results, added into: zeroed before each launch
     for s in sorted(stages, key=lambda s: s.pid_range()):
         body = s.body.blocks.first
         args = {ba: names[o] for ba, o in zip(body.args, s.ins)}
@@ -397,6 +398,7 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             if st.pushes or any(whole for _, _, whole in st.stores):
                 raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "
                                    f"must go to a global buffer (its consumers read it whole)")
+            zero += [b for _, b, _ in st.stores]
         elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
             tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
@@ -411,7 +413,6 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             if n not in order:
                 order.append(n)
     stages_depth = max([st.config.get("stages", 3) for st in splans] or [3])
-    zero = [b for st in splans if st.template == "scatter" and plan.splits for _, b, _ in st.stores]
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
                   stages_depth, zero)
 

@@ -17,6 +17,8 @@ evaluator (``StageGen``).
 
 from __future__ import annotations
 
+import math
+
 from kitsune.codegen.plan import CodegenError
 from kitsune.dialects.graph import fmt_loc
 
@@ -39,9 +41,7 @@ def generate_scatter(g) -> list[str]:
     ext = opp.bound.extents[r.stmt]
     BJ, S = int(g.cfg["BJ"]), st.split
     jvars = list(dict.fromkeys(v for ix in s.lhs.indices if isinstance(ix, Indirect) for v in ix.vars))
-    J = 1
-    for v in jvars:
-        J *= ext[v]
+    J = math.prod(ext[v] for v in jvars)
     if -(-J // BJ) != S:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": SPLIT = {S} does not cover {J} source rows in "
                            f"blocks of BJ = {BJ}")

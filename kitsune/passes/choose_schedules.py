@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, M
 from xdsl.passes import ModulePass
 
 from kitsune.dialects import dataflow as df
-from kitsune.dialects.regions import tensor_shape
+from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.gpu import parse_gpu_option
 from kitsune.schedule.select import choose, fill_tile, reduction_work
 
@@ -146,15 +146,13 @@ class ChooseSchedulesPass(ModulePass):
             t.attributes["config"] = config_attr(cfg)
             return True
 
-        def ntiles(tile, shape) -> int:
-            return math.prod(-(-d // max(1, a)) for a, d in zip(tile, shape))
-
         def rows_of(t, lead, shape) -> bool:
             if len(lead) != len(shape) - 1 or tuple(lead) == tuple(t.tile_sizes()[:-1]):
                 return False
             new = [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]]
             old = t.tile_sizes()
-            if gpu is not None and ntiles(new, shape) < min(ntiles(old, shape), 2 * gpu.sm_count):
+            if gpu is not None and math.prod(grid_of(shape, new)) < min(math.prod(grid_of(shape, old)),
+                                                                        2 * gpu.sm_count):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands
             set_tile(t, new)
             return True

@@ -202,14 +202,14 @@ def prepare_scatter(op):
     """``op(X, I, S)`` -> ``X + cast(op(0, I, cast(S)))`` in place (the result takes over op's uses); returns the
     new scatter. A bf16 / fp16 scatter accumulates in fp32 (atomics of many repeated targets in bf16 lose
     most of their bits; the consumer rounds once, as the reference interpreter does); a zero start is dropped."""
-    from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, TensorType, f32
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 
     from kitsune.dialects import graph
     from kitsune.schedule.select import _zero_constant, scatter_form
 
     _, start = scatter_form(op)
     t = op.results[0].type
-    low = isinstance(t.get_element_type(), (BFloat16Type, Float16Type))
+    low = _low_precision(t)
     if _zero_constant(start) and not low:
         return op
     acc_t = TensorType(f32, t.get_shape()) if low else t

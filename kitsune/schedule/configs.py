@@ -69,6 +69,11 @@ class Config:
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
         return 0.0
 
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "Config":
+        """The heuristic choice for ``p`` (templates with a search space rank it with ``estimate_s`` instead)."""
+        return cls()
+
 
 @dataclass(frozen=True)
 class GemmConfig(Config):
@@ -238,8 +243,8 @@ class ScatterConfig(Config):
                 out.append(ScatterConfig(BJ=BJ, BD=BD, SPLIT=math.ceil(p.K / BJ), warps=4))
         return out or [ScatterConfig(BJ=16, BD=64, SPLIT=math.ceil(p.K / 16))]
 
-    @staticmethod
-    def default(p: Problem, gpu: GPU) -> "ScatterConfig":
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "ScatterConfig":
         """Whole rows up to 256 columns, BJ so that a block is 8192 elements, halved while the grid has fewer
         than four work items per SM (a scatter is latency-bound: atomics in flight decide its speed)."""
         BD = min(256, max(16, _pow2_ge(p.N)))
@@ -285,8 +290,8 @@ class ConvConfig(Config):
         return [ConvConfig(BF=bf, BW=bw, warps=w) for bf in (16, 32, 64, 128) for bw in (16, 32, 64) for w in (4, 8)
                 if bf <= max(16, _pow2_ge(p.N)) and bw <= max(16, _pow2_ge(p.M)) and (w == 4 or bf * bw >= 8192)]
 
-    @staticmethod
-    def default(p: Problem, gpu: GPU) -> "ConvConfig":
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "ConvConfig":
         """Row blocks of a power of two up to 64 not wider than the row (no padded lanes: a clamped axis would
         break the loads' contiguity), the widest channel block up to 128 that still gives two work items per
         SM."""
@@ -312,11 +317,7 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     if p.template in ("gemm", "gemv"):
         cands = cls.space(p)
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
-    if p.template == "scatter":
-        return ScatterConfig.default(p, gpu)
-    if p.template == "conv":
-        return ConvConfig.default(p, gpu)
-    return GenericConfig()
+    return cls.default(p, gpu)
 
 
 __all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "CONFIGS", "config_from",

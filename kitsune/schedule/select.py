@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes
-from kitsune.dialects.regions import tensor_shape
+from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.gpu import GPU, get_gpu
 from kitsune.schedule import db as tuning_db
 from kitsune.schedule.configs import Config, GenericConfig, Problem, default_config
@@ -163,8 +163,6 @@ def op_program_inputs(op: GOp) -> dict | None:
 
 def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
     """The scatter template for a task whose first result *is* a zero-started scatter-accumulate."""
-    from kitsune.schedule.configs import ScatterConfig
-
     form = scatter_form(anchor)
     y = task.body.blocks.first.last_op
     if form is None or y.operands[0] is not anchor.results[0]:
@@ -177,14 +175,14 @@ def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
     from kitsune.semantics.comprehension import Indirect
 
     plain = [ix.terms[0][0] for ix in sc.lhs.indices if not isinstance(ix, Indirect)]
-    jv = [v for v in r.vars("scatter")]
+    jv = r.vars("scatter")
     J = math.prod(r.ext[v] for v in jv)
     D = r.ext[plain[-1]]
     B = math.prod(r.ext[v] for v in plain[:-1]) if len(plain) > 1 else 1
     eb = elem_bytes(anchor.results[0].type)
     p = Problem("scatter", M=math.prod(n for ix, n in zip(sc.lhs.indices, shape) if isinstance(ix, Indirect)),
                 N=D, K=J, batch=B, elem_bytes=eb, split_ok=False)
-    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or ScatterConfig.default(p, gpu)
+    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or default_config(p, gpu)
     tile = tuple(n if isinstance(ix, Indirect) else (min(cfg.BD, n) if k == len(shape) - 1 else 1)
                  for k, (ix, n) in enumerate(zip(sc.lhs.indices, shape)))
     return Choice("scatter", cfg, tile, p, anchor, f"roles {r.summary()}: pushed from {J} source rows",
@@ -196,8 +194,6 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
     (roles M / N / K / window, nothing else) whose output is the task's result up to elementwise ops: the tile
     is BW columns of one output row by BF channels, so the evaluator's reduction over c * kh * kw becomes
     a tl.dot of the width (M) by the channel block (N)."""
-    from kitsune.schedule.configs import ConvConfig
-
     if r.reduce_op != "+=" or len(r.factors) != 2 or not r.has("window") or not r.has("N"):
         return None
     if any(role not in ("M", "N", "K", "window") for role in r.role.values()):
@@ -219,7 +215,7 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
     K = math.prod(n for v, n in r.ext.items() if v not in lhs)
     eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
     p = Problem("conv", M=OW, N=F, K=K, batch=rows, elem_bytes=eb, split_ok=False)
-    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or ConvConfig.default(p, gpu)
+    cfg = (tuning_db.lookup(p, gpu) if use_db else None) or default_config(p, gpu)
     tile = tuple(min(cfg.BF, F) if v == nv[0] else (min(cfg.BW, OW) if v == lhs[-1] else 1) for v in lhs)
     return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM over output rows",
                   "heuristic")
@@ -235,11 +231,8 @@ def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = 512) -> tupl
     if len(tile) != len(shape) or not shape:
         return tuple(tile)
 
-    def ntiles() -> int:
-        return math.prod(-(-s // max(1, t)) for s, t in zip(shape, tile))
-
     target = 2 * gpu.sm_count
-    while ntiles() < target:
+    while math.prod(grid_of(shape, tile)) < target:
         dims = [d for d in range(len(tile) - 1) if tile[d] > 1]
         if not dims:
             break
