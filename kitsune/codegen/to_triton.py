@@ -21,9 +21,13 @@ that drives the reference interpreter and the cost model drives the code:
   (``tl.sum`` / ``tl.max`` / ...). A product of two operands that split the
   two tile axes between them becomes ``tl.dot`` (bf16/fp16 operands, fp32
   accumulation): matmul, linear, scatter-add as a one-hot product, and a
-  convolution as an implicit GEMM when its tile has exactly two non-unit axes,
-  output channels and one spatial axis (today's tiles give convolutions one
-  channel per tile, so they take the generic path).
+  convolution as an implicit GEMM (``conv`` template: output channels by one
+  lane axis of output pixels, several tile dims merged into it).
+* A window reduction of a few steps (a pool's kh, kw) is unrolled: scalar
+  offsets, one load of the tile's shape per step.
+* Several trailing tile dims may share one lane axis (``_merged_run``), left
+  unclamped: ``28 * (p // 28) + p % 28`` folds back to ``p`` (``_fold_radix``),
+  so loads stay contiguous; padded lanes are masked.
 * Out-of-range reads give the statement's neutral element (masked loads), which
   is what padding means in the notation. Index checks that interval arithmetic
   proves true are left out.
@@ -149,7 +153,50 @@ def ladd(*xs: Lin) -> Lin:
         const += x.const
         for a, c in x.terms:
             acc[a] = acc.get(a, 0) + c
+    if any(a.kind == "mod" for a in acc):
+        const += _fold_radix(acc)
     return Lin(tuple(sorted(((a, c) for a, c in acc.items() if c), key=lambda t: t[0].key)), const)
+
+
+def _fold_radix(acc: dict[Atom, int]) -> int:
+    """Recombine the digits of a mixed-radix decomposition in place (returns the constant it adds):
+    ``k*(x % s) + k*s*(x // s)`` is ``k*x`` and ``k*(x % s) + k*s*((x // s) % e)`` is ``k*(x % (s*e))``.
+    An address ``9*c + 3*kh + kw`` of a reduction index split into c, kh, kw folds back to the contiguous
+    index (a weight tile of a convolution; the flattened pixel axis ``28*(p // 28) + p % 28`` likewise), so
+    that Triton sees contiguous lanes instead of gathers."""
+    const = 0
+    changed = True
+    while changed:
+        changed = False
+        for a, ca in list(acc.items()):
+            if a.kind != "mod" or not ca or a.arg is None:
+                continue
+            s = a.c
+            for b, cb in list(acc.items()):
+                if b is a or cb != ca * s:
+                    continue
+                new = None
+                if b.kind == "div" and b.c == s and _split(b.arg, s)[1].key() == a.arg.key():
+                    new = lscale(b.arg, ca)
+                elif (b.kind == "mod" and b.arg is not None and b.arg.const == 0 and len(b.arg.terms) == 1
+                      and b.arg.terms[0][1] == 1):
+                    d = b.arg.terms[0][0]
+                    if d.kind == "div" and d.c == s and _split(d.arg, s)[1].key() == a.arg.key():
+                        new = lscale(lmod(d.arg, s * b.c), ca)
+                if new is None:
+                    continue
+                acc[a] -= ca
+                acc[b] -= cb
+                for t, k in new.terms:
+                    acc[t] = acc.get(t, 0) + k
+                const += new.const
+                for t in [t for t, k in acc.items() if not k]:
+                    del acc[t]
+                changed = True
+                break
+            if changed:
+                break
+    return const
 
 
 def lscale(x: Lin, k: int) -> Lin:
@@ -311,7 +358,8 @@ class StageGen:
         self.aranges: dict[str, int] = {}
         self.order: list[str] = []  # axis order (frames are ordered subsets of it)
         self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
-        self.clamp: dict[str, int] = {}
+        self.clamp: dict[str, int] = {}  # tile axis -> the tile's extent (lanes past it are padding)
+        self.unclamped: set[str] = set()  # padded axes whose lanes run on (masked) instead of repeating the last
         self.masked: dict[str, tuple] = {}  # value -> (mask, neutral) of the tl.where that made it
         self.extra_tensors: set[str] = set()  # non-splat constants the stage reads
         self.template = stage.template
@@ -811,6 +859,8 @@ class StageGen:
         row = self._row_axis(E, bframe) if not scatter and not (anchor and self.stage.split > 1) else None
         if row is not None:
             return self._reduce_row(opp, s, binding, rvars, ext, bframe, row)
+        if not scatter and not (anchor and self.stage.split > 1) and self._small_window(opp, s, rvars, E):
+            return self._reduce_unrolled(opp, s, binding, rvars, ext, bframe, depth, E)
         S = math.prod(self.aranges[a] for a in bframe) if bframe else 1
         P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
         if anchor and "BK" in self.cfg:
@@ -859,6 +909,39 @@ class StageGen:
         if wide:
             out = self.tmp(reduce_text(s.op, acc, ax), bframe, depth)
         return self._combine_split(out, s.op) if anchor and self.stage.split > 1 else out
+
+    WINDOW_UNROLL = 32  # a window reduction of at most this many steps is unrolled (scalar offsets)
+
+    def _small_window(self, opp, s, rvars, E: int) -> bool:
+        """A reduction over window variables only (a pool's kh, kw) of a few steps."""
+        if E > self.WINDOW_UNROLL or not rvars:
+            return False
+        from kitsune.schedule.roles import roles_of
+
+        r = roles_of(opp.op, opp.prog.stmts.index(s))
+        return r is not None and all(r.role.get(v) == "window" for v in rvars)
+
+    def _reduce_unrolled(self, opp, s, binding, rvars, ext, bframe, depth: int, E: int) -> TV:
+        """A small window reduction as a statically unrolled loop: the window offsets are compile-time scalars,
+        each step one load of the tile's shape (a 3x3 pool: nine shifted loads), no chunk axis."""
+        neutral = NEUTRAL[s.op]
+        acc = self.fresh("acc")
+        shp = ", ".join(str(self.aranges[a]) for a in bframe)
+        self.em.emit(f"{acc} = tl.full([{shp}], {lit(neutral)}, tl.float32)", depth)
+        k = self.fresh("k")
+        saved = self.em.open(f"for {k} in tl.static_range({E}):", depth)
+        b2 = dict(binding)
+        b2.update(self._decompose(self.sym(k, 0, E - 1, depth + 1), rvars, ext))
+        body = self.expr(opp, s.rhs, b2, neutral)
+        if body.const is not None:
+            x = f"tl.full([{shp}], {lit(body.const)}, tl.float32)"
+        elif set(body.frame) != set(bframe):
+            x = f"tl.broadcast_to({self.place(body, bframe)}, [{shp}])"
+        else:
+            x = self.place(body, bframe)
+        self.em.emit(f"{acc} = {combine_text(s.op, acc, x)}", depth + 1)
+        self.em.close(depth, saved)
+        return TV(acc, bframe, depth, "f")
 
     def _row_axis(self, E: int, bframe: tuple) -> str | None:
         """A tile axis that spans a whole dim of E elements (its grid is 1) and that the reduction's other
@@ -1169,7 +1252,32 @@ class StageGen:
             self.em.emit(f"first = (({r}) // {GM * gn}) * {GM}", 1)
             self.em.emit(f"gsz = tl.minimum({gm} - first, {GM})", 1)
             gm_code = {len(G) - 2: "first + tg % gsz", len(G) - 1: "tg // gsz"}
+        merged = self._merged_run(T, D)
+        if merged:
+            # one lane axis for several dims (a conv tile's pixels: M for the dot; the rows of an evaluator
+            # tile), unclamped (lanes past the tile are masked), so that an address oh * OW + ow folds back to
+            # the lane and stays contiguous
+            n = math.prod(T[d] for d in merged)
+            pa = self.new_axis("p", max(16, pow2(n)) if self.template == "conv" else pow2(n))
+            self.clamp[pa] = n
+            self.unclamped.add(pa)
+            plin = self.axis(pa, self.aranges[pa] - 1)
         for d, (t, g) in enumerate(zip(T, G)):
+            if d in merged:
+                inner = math.prod(T[e] for e in merged[merged.index(d) + 1:])
+                x = lfloordiv(plin, inner)
+                if d != merged[0]:
+                    x = lmod(x, t)
+                if g > 1:
+                    c = self.fresh("c")
+                    code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
+                    if gstr[d] * g != ntiles:
+                        code = f"({code}) % {g}"
+                    self.em.emit(f"{c} = {code}", 1)
+                    x = ladd(lscale(self.sym(c, 0, g - 1, 1), t), x)
+                axes[d] = pa
+                idx.append(x)
+                continue
             if t > 1:
                 size = pow2(t)
                 if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
@@ -1192,6 +1300,56 @@ class StageGen:
                 cl = lconst(0)
             idx.append(ladd(cl, self.axis(axes[d], t - 1)) if d in axes else cl)
         return tuple(idx), axes
+
+    def _merged_run(self, T, D) -> list[int]:
+        """The tile dims that become one lane axis, from the first with a tile above one on, every later one
+        whole; empty when at most one of them has a tile above one (a single axis already).
+
+        conv: the output dims but the channel one (N role): the pixels, M of the dot. generic / pointwise:
+        all dims, when no reduction of the stage runs along a dim of the tile (only window reductions, such as
+        a pool's, whose variables index the input next to an output variable): a whole-row reduction needs
+        its row as an axis of its own."""
+        from kitsune.schedule.roles import roles_of
+        from kitsune.schedule.select import anchor_of
+
+        if self.template == "conv":
+            op, _ = anchor_of(self.stage.op)
+            r = roles_of(op) if op is not None else None
+            if r is None or len(r.vars("N")) != 1 or len(r.lhs_vars) != len(T):
+                return []
+            fdim = r.lhs_vars.index(r.vars("N")[0])
+            pix = [d for d in range(len(T)) if d != fdim]
+        elif self.template in ("generic", "pointwise") and not self.stage.pops and not self.stage.pushes \
+                and self._window_reductions_only():
+            pix = list(range(len(T)))
+        else:
+            return []
+        first = next((i for i, d in enumerate(pix) if T[d] > 1), None)
+        if first is None:
+            return []
+        run = pix[first:]
+        if any(T[d] != D[d] for d in run[1:]) or sum(T[d] > 1 for d in run) < 2:
+            return []
+        return run
+
+    def _window_reductions_only(self) -> bool:
+        """Every reduction statement of the stage's ops reduces over window variables only."""
+        from kitsune.schedule.roles import op_program, roles_of
+
+        for op in self.stage.op.body.walk():
+            if not isinstance(op, GraphOp):
+                continue
+            got = op_program(op)
+            if got is None:
+                continue
+            for i, s_ in enumerate(got[2].stmts):
+                if s_.op == "=":
+                    continue
+                r = roles_of(op, i)
+                lhs = set(s_.lhs.vars)
+                if r is None or any(r.role.get(v) != "window" for v in s_.all_vars if v not in lhs):
+                    return False
+        return True
 
     def _is_direct(self, v: SSAValue) -> bool:
         return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
@@ -1276,7 +1434,8 @@ class StageGen:
         for a, size in self.aranges.items():
             lines.append(f"    {a}_raw = tl.arange(0, {size})")
             t = self.clamp.get(a, size)
-            lines.append(f"    {a} = tl.minimum({a}_raw, {t - 1})" if t != size else f"    {a} = {a}_raw")
+            clamped = t != size and a not in self.unclamped
+            lines.append(f"    {a} = tl.minimum({a}_raw, {t - 1})" if clamped else f"    {a} = {a}_raw")
         lines += self.em.root.lines(1)
         return lines
 

@@ -12,7 +12,7 @@ uses before the first compile. Configs print as, and parse from, flat dicts
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import replace, asdict, dataclass, fields
 from typing import ClassVar
 
 from kitsune.gpu import GPU, get_gpu
@@ -256,50 +256,59 @@ class ScatterConfig(Config):
 
 @dataclass(frozen=True)
 class ConvConfig(Config):
-    """conv (implicit GEMM over output rows): a work item is BW columns of one output row (image n, row oh) by
-    BF output channels; its K loop runs over c * kh * kw, the input read through the window (zero padding
-    masked), the weights as the other tl.dot operand: BF channels by BW columns of the row (M = OW in the
-    problem, batch = images x rows)."""
+    """conv (implicit GEMM, M = output pixels): a work item is BF output channels by up to BM output pixels,
+    whole output rows of one image (or whole images) flattened into one pixel axis (a row wider than BM is
+    cut into segments of BM). Its K loop runs over c * kh * kw in chunks of BK: the input read through the
+    window (zero padding masked) as one tl.dot operand, the weights as the other. In the problem: M = pixels
+    of all images, N = output channels, row = OW, rows = OH * OW."""
 
     template: ClassVar[str] = "conv"
     BF: int = 64
-    BW: int = 16
+    BM: int = 64
+    BK: int = 64
     warps: int = 4
     stages: int = 3
 
+    def pixels(self, p: Problem) -> int:
+        """Output pixels of one work item (the tile's row segment, rows or images)."""
+        row, rows = max(1, p.row), max(1, p.rows or p.row)
+        if row >= self.BM:
+            return self.BM
+        if rows >= self.BM:
+            return (self.BM // row) * row
+        return (self.BM // rows) * rows
+
     def resources(self, p: Problem) -> Resources:
-        acc = self.BF * self.BW // (32 * self.warps)
-        return Resources(self.warps, min(255, acc + 48), (self.BF + self.BW) * 64 * p.elem_bytes * self.stages)
+        acc = self.BF * self.BM // (32 * self.warps)
+        return Resources(self.warps, min(255, acc + 64), (self.BF + self.BM) * self.BK * p.elem_bytes * self.stages)
 
     def work_items(self, p: Problem) -> int:
-        return math.ceil(p.N / self.BF) * p.batch * math.ceil(p.M / self.BW)
+        return math.ceil(p.N / self.BF) * math.ceil(p.M / self.pixels(p))
 
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
-        bw = self.BW
         items = self.work_items(p)
         ctas = max(1, ctas_per_sm(self.resources(p), gpu))
         waves = math.ceil(items / (gpu.sm_count * ctas))
-        per_item = 2.0 * bw * self.BF * p.K / (gpu.tc_bf16_flops / gpu.sm_count * 0.5 / ctas)
-        nbytes = (p.batch * p.M * p.K * math.ceil(p.N / self.BF) + p.N * p.K * min(items, gpu.sm_count)) * \
-            p.elem_bytes
-        per_item = per_item * math.ceil(p.M / bw) * bw / max(1, p.M)
-        return max(waves * per_item, nbytes / gpu.dram_bw)
+        lanes = _pow2_ge(self.pixels(p))
+        per_item = 2.0 * lanes * self.BF * p.K / (gpu.tc_bf16_flops / gpu.sm_count * 0.5 / ctas)
+        nbytes = (p.M * p.K * math.ceil(p.N / self.BF) + p.N * p.K * min(items, gpu.sm_count)) * p.elem_bytes
+        return max(waves * per_item, nbytes / gpu.l2_bw)
 
     @staticmethod
     def space(p: Problem) -> list["ConvConfig"]:
-        return [ConvConfig(BF=bf, BW=bw, warps=w) for bf in (16, 32, 64, 128) for bw in (16, 32, 64) for w in (4, 8)
-                if bf <= max(16, _pow2_ge(p.N)) and bw <= max(16, _pow2_ge(p.M)) and (w == 4 or bf * bw >= 8192)]
+        return [ConvConfig(BF=bf, BM=bm, BK=bk, warps=w, stages=s)
+                for bf in (32, 64, 128) for bm in (32, 64, 128) for bk in (32, 64) for w, s in ((4, 3), (4, 4), (8, 3))
+                if bf <= max(16, _pow2_ge(p.N)) and bk <= max(16, _pow2_ge(p.K)) and (w == 4 or bf * bm >= 8192)]
 
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "ConvConfig":
-        """Row blocks of a power of two up to 64 not wider than the row (no padded lanes: a clamped axis would
-        break the loads' contiguity), the widest channel block up to 128 that still gives two work items per
-        SM."""
-        bw = max(16, min(64, 1 << (max(1, p.M).bit_length() - 1)))
+        """64 pixels (two 28-wide rows; bench/kernels/conv_probe.py), the widest channel block up to 128 that
+        still gives 1.5 work items per SM, K chunks of 64."""
         bf = max(16, min(128, _pow2_ge(p.N)))
-        while bf > 16 and math.ceil(p.N / bf) * p.batch * math.ceil(p.M / bw) < 2 * gpu.sm_count:
-            bf //= 2
-        return ConvConfig(BF=bf, BW=bw, warps=4, stages=3)
+        cfg = ConvConfig(BF=bf, BM=64, BK=64 if p.K >= 64 else max(16, _pow2_ge(p.K)), warps=4, stages=3)
+        while cfg.BF > 32 and cfg.work_items(p) < 1.5 * gpu.sm_count:
+            cfg = replace(cfg, BF=cfg.BF // 2)
+        return cfg
 
 
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,

@@ -190,10 +190,12 @@ def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
 
 
 def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | None":
-    """Implicit GEMM over output rows for a convolution anchor ``O[n, f, oh, ow] += X[..window..] * W[f, ...]``
-    (roles M / N / K / window, nothing else) whose output is the task's result up to elementwise ops: the tile
-    is BW columns of one output row by BF channels, so the evaluator's reduction over c * kh * kw becomes
-    a tl.dot of the width (M) by the channel block (N)."""
+    """Implicit GEMM for a convolution anchor ``O[n, f, oh, ow] += X[..window..] * W[f, ...]`` (roles M / N / K /
+    window, nothing else) whose output is the task's result up to elementwise ops: M = the output pixels (every
+    left-side variable but the channel one), N = the output channels, K = c * kh * kw. The tile is BF channels
+    by a block of pixels (``pixel_tile``: a row segment, whole rows of one image or whole images), which the
+    codegen flattens into one lane axis; the evaluator's reduction over c * kh * kw becomes a tl.dot of the
+    channels by the pixels."""
     if r.reduce_op != "+=" or len(r.factors) != 2 or not r.has("window") or not r.has("N"):
         return None
     if any(role not in ("M", "N", "K", "window") for role in r.role.values()):
@@ -203,22 +205,41 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
         return None
     lhs = r.lhs_vars
     nv = r.vars("N")
-    if len(nv) != 1 or lhs[-1] == nv[0] or r.role[lhs[-1]] != "window":
+    if len(nv) != 1 or lhs[-1] == nv[0]:
         return None
-    OW = r.ext[lhs[-1]]
-    if OW < 16:
-        return None  # a row narrower than an mma: the evaluator as it is
     F = r.ext[nv[0]]
     if F < 2:
         return None  # one output channel: no N axis for a dot
-    rows = math.prod(r.ext[v] for v in lhs if v not in (nv[0], lhs[-1]))
+    pix = [v for v in lhs if v != nv[0]]
+    ext = [r.ext[v] for v in pix]
+    M = math.prod(ext)
+    if M < 16:
+        return None  # fewer pixels than an mma's rows: the evaluator as it is
     K = math.prod(n for v, n in r.ext.items() if v not in lhs)
     eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
-    p = Problem("conv", M=OW, N=F, K=K, batch=rows, elem_bytes=eb, split_ok=False)
+    rows = ext[-1] * (ext[-2] if len(ext) > 1 else 1)
+    p = Problem("conv", M=M, N=F, K=K, elem_bytes=eb, row=ext[-1], rows=rows, split_ok=False)
     cfg = (tuning_db.lookup(p, gpu) if use_db else None) or default_config(p, gpu)
-    tile = tuple(min(cfg.BF, F) if v == nv[0] else (min(cfg.BW, OW) if v == lhs[-1] else 1) for v in lhs)
-    return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM over output rows",
+    pt = dict(zip(pix, pixel_tile(ext, cfg.BM)))
+    tile = tuple(min(cfg.BF, F) if v == nv[0] else pt[v] for v in lhs)
+    return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM, M = output pixels",
                   "heuristic")
+
+
+def pixel_tile(ext: list[int], bm: int) -> list[int]:
+    """The largest row-major block of at most ``bm`` pixels of a pixel space of extents ``ext``, whole trailing
+    dims first: a row segment when a row is wider than ``bm``, else whole rows, else whole images."""
+    tile = [1] * len(ext)
+    budget = bm
+    for d in range(len(ext) - 1, -1, -1):
+        t = min(budget, ext[d])
+        tile[d] = max(1, t)
+        if t < ext[d]:
+            break
+        budget //= ext[d]
+        if budget < 2:
+            break
+    return tile
 
 
 def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = 512) -> tuple[int, ...]:
@@ -367,4 +388,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "fill_tile", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

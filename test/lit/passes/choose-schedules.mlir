@@ -61,14 +61,24 @@ func.func @pointwise(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 
 // -----
 
-// A convolution reads with window roles: no template yet, the generic evaluator, and the reason. Its tile is
-// cut (rows halved) from form-regions' [1, 1, 8, 8] (32 tiles) towards two programs per SM, keeping at least
-// 512 multiply-adds per tile (72 per output element here: 8 elements).
+// A convolution (roles M = n, oh, ow; N = f; K = c; window kh, kw): the conv template, implicit GEMM with
+// M = output pixels. BM = 64 pixels covers a whole 8 x 8 image, so the tile is one image by all 16 channels
+// (the codegen flattens oh, ow into one lane axis).
 // CHECK-LABEL: func.func @conv(
-// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 1, 1, 8] attributes {template = "generic", schedule = "roles {{.*}}window=oh*ow*kh*kw{{.*}}: no template yet for this anchor, the evaluator runs it"}
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 16, 8, 8] attributes {template = "conv", config = {warps = 4 : i64, stages = 3 : i64, BF = 16 : i64, BM = 64 : i64, BK = 64 : i64}, schedule = "heuristic: roles M=n:2 N=f:16 K=c:8 window=oh*ow*kh*kw:576: implicit GEMM, M = output pixels"}
 func.func @conv(%x: tensor<2x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32> {
   %y = graph.conv2d %x, %w {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : tensor<2x8x10x10xf32>, tensor<16x8x3x3xf32> -> tensor<2x16x8x8xf32>
   func.return %y : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// Nine output pixels in all: fewer than the 16 rows of an mma, so no conv template; the evaluator, and why.
+// CHECK-LABEL: func.func @tiny_conv(
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 1, 3, 3] attributes {template = "generic", schedule = "roles {{.*}}window=oh*ow*kh*kw{{.*}}: no template yet for this anchor, the evaluator runs it"}
+func.func @tiny_conv(%x: tensor<1x8x5x5xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x3x3xf32> {
+  %y = graph.conv2d %x, %w {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : tensor<1x8x5x5xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x3x3xf32>
+  func.return %y : tensor<1x16x3x3xf32>
 }
 
 // -----

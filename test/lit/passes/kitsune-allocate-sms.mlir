@@ -3,15 +3,16 @@
 // RUN: not kitsune-opt %s --split-input-file -p 'kitsune-allocate-sms{gpu="h100,sm_count=1"}' 2>&1 | filecheck %s --check-prefix=TOOMANY
 
 // Two memory-bound stages, 3:1 in bytes (768 and 256 tiles): SMs 99 : 33, equal times;
-// 4 CTAs per SM (4 warps, no shared memory), so the grid is 4 x 132 programs.
+// 4 CTAs per SM (4 warps, no shared memory). They exchange no queues, so nothing needs to be resident:
+// each gets a program per tile (grid 768 + 256) and the hardware balances them.
 // CHECK-LABEL: func.func @ratio
-// CHECK: gpu_queue.kernel "k0" grid 528 warps 4 smem 0 ({{.*}}) attributes {ctas_per_sm = 4 : i64, est_us = [[T:.*]] : f64}
-// CHECK: gpu_queue.stage "relu_0" pids [0, 396) tile [128, 128] ({{.*}}) attributes {kind = "elementwise", sms = 99 : i64, est_us = [[T]] : f64, bound = "memory"}
-// CHECK: gpu_queue.stage "exp_1" pids [396, 528) tile [128, 128] ({{.*}}) attributes {kind = "elementwise", sms = 33 : i64, est_us = [[T]] : f64, bound = "memory"}
+// CHECK: gpu_queue.kernel "k0" grid 1024 warps 4 smem 0 ({{.*}}) attributes {ctas_per_sm = 4 : i64, est_us = [[T:.*]] : f64}
+// CHECK: gpu_queue.stage "relu_0" pids [0, 768) tile [128, 128] ({{.*}}) attributes {kind = "elementwise", sms = 99 : i64, est_us = [[T]] : f64, bound = "memory"}
+// CHECK: gpu_queue.stage "exp_1" pids [768, 1024) tile [128, 128] ({{.*}}) attributes {kind = "elementwise", sms = 33 : i64, est_us = [[T]] : f64, bound = "memory"}
 // REPORT: kitsune-allocate-sms (h100, 132 SMs):
-// REPORT-NEXT: kernel "k0": 2 stage(s), 132 of 132 SMs, grid 528, 4 warps, 0 B smem, 4 CTA/SM, est {{.*}} us
-// REPORT-NEXT: k0 stage "relu_0": 99 SMs, programs [0, 396) for 768 tiles, {{.*}} us (memory)
-// REPORT-NEXT: k0 stage "exp_1": 33 SMs, programs [396, 528) for 256 tiles, {{.*}} us (memory)
+// REPORT-NEXT: kernel "k0": 2 stage(s), 132 of 132 SMs, grid 1024, 4 warps, 0 B smem, 4 CTA/SM, est {{.*}} us
+// REPORT-NEXT: k0 stage "relu_0": 99 SMs, programs [0, 768) for 768 tiles, {{.*}} us (memory)
+// REPORT-NEXT: k0 stage "exp_1": 33 SMs, programs [768, 1024) for 256 tiles, {{.*}} us (memory)
 // TOOMANY: 'gpu_queue.kernel' "k0" has 2 concurrent stages but h100+sm_count=1 has only 1 SMs (each stage needs at least one)
 func.func @ratio(%x: tensor<3072x4096xf32>, %y: tensor<1024x4096xf32>) -> (tensor<3072x4096xf32>, tensor<1024x4096xf32>) {
   %r:2 = gpu_queue.program (%x, %y) : (tensor<3072x4096xf32>, tensor<1024x4096xf32>) -> (tensor<3072x4096xf32>, tensor<1024x4096xf32>) {
