@@ -21,8 +21,9 @@ Per stage, from its body (graph ops) and the GPU description:
 * **program ids**: stage ``i`` (in order, so producers stay below consumers) gets
   ``min(s_i x ctas, tiles_i)`` programs, contiguous; the grid is their sum (never
   more than the CTAs resident at once). Stages side by side in a kernel without
-  queues (bulk-sync) get one program per work item instead: nothing waits, so
-  nothing needs to be resident, and the hardware balances the stages.
+  queues (bulk-sync), or a lone stage of another template than gemm / gemv,
+  get one program per work item instead: nothing waits, so nothing needs to be
+  resident, and the hardware balances the stages.
 
 Annotates each stage with ``sms``, ``est_us`` and ``bound``, each kernel with
 ``est_us`` (its slowest stage) and ``ctas_per_sm``; ``report=true`` prints a table
@@ -179,9 +180,10 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     lo = 0
     lines = []
     worst = 0.0
-    # stages that exchange no tiles (bulk-sync side by side) need no residency: a program per work item, and
-    # the hardware hands SMs to whichever stage's CTAs are left (a static split trusted the cost model)
-    free = len(stages) > 1 and not k.queues()
+    # stages that exchange no tiles (bulk-sync) need no residency: a program per work item, and the hardware
+    # hands SMs to whichever stage's CTAs are left (a static split trusted the cost model; a persistent loop
+    # of few programs hid less latency). A lone gemm / gemv stage keeps its persistent grid (tuned so).
+    free = not k.queues() and (len(stages) > 1 or stages[0].template() not in ("gemm", "gemv"))
     for s, c, a in zip(stages, costs, alloc):
         n = c.tiles if free else max(1, min(a * ctas, c.tiles))
         s.set_pids(lo, lo + n)
