@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
-from triton.testing import do_bench
+from graphtime import graph_us  # bench/kernels/graphtime.py (the script's folder is on sys.path)
 
 
 @triton.jit
@@ -126,20 +126,6 @@ SHAPES = {  # name: (N, C, H, W, F, K, pad)
 
 def p2(n: int) -> int:
     return 1 << (n - 1).bit_length()
-
-
-def graph_us(fn, reps: int = 20) -> float:
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    return do_bench(g.replay, warmup=20, rep=200) * 1e3 / reps
 
 
 def run_variant(x, w, wp, b, y, shape, order, addr, bh, bf, bk, warps, stages, seg=0, wdec=0):

@@ -13,24 +13,10 @@ import os
 import sys
 
 import torch
-from triton.testing import do_bench
+from graphtime import graph_us  # bench/kernels/graphtime.py (the script's folder is on sys.path)
 
 import kitsune
 from kitsune.bench.harness import get_source
-
-
-def graph_us(step, reps: int = 20) -> float:
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        step()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            step()
-    return do_bench(g.replay, warmup=20, rep=200) * 1e3 / reps
 
 
 def main() -> None:

@@ -524,11 +524,7 @@ class StageGen:
         if lanes:  # an unclamped lane axis: its index range is the tile's, its padded lanes read nothing
             lm = TV(" & ".join(f"({self._raw(a, self.frame_of(lanes))} < {self.clamp[a]})" for a in lanes),
                     self.frame_of(lanes), 0, "b")
-            if m is None:
-                m = lm
-            else:
-                f = self.union(m, lm)
-                m = self.tmp(f"{self.place(m, f)} & {self.place(lm, f)}", f, m.depth, "b")
+            m = self._mask_mixed([x for x in (m, lm) if x is not None])
         axes = laxes(off) | (frozenset(m.frame) if m else frozenset())
         frame = self.frame_of(axes)
         depth = max(ldepth(off), m.depth if m else 0, min_depth)
@@ -925,10 +921,15 @@ class StageGen:
         """A reduction over window variables only (a pool's kh, kw) of a few steps."""
         if E > self.WINDOW_UNROLL or not rvars:
             return False
+        return self._window_vars(opp.op, opp.prog.stmts.index(s), rvars)
+
+    @staticmethod
+    def _window_vars(op, stmt: int, names) -> bool:
+        """Every variable of ``names`` has the window role in statement ``stmt`` of ``op``."""
         from kitsune.schedule.roles import roles_of
 
-        r = roles_of(opp.op, opp.prog.stmts.index(s))
-        return r is not None and all(r.role.get(v) == "window" for v in rvars)
+        r = roles_of(op, stmt)
+        return r is not None and all(r.role.get(v) == "window" for v in names)
 
     def _reduce_unrolled(self, opp, s, binding, rvars, ext, bframe, depth: int, E: int) -> TV:
         """A small window reduction as a statically unrolled loop: the window offsets are compile-time scalars,
@@ -941,13 +942,7 @@ class StageGen:
             b2 = dict(binding)  # bound checks a step cannot fail (the centre of a 3x3 window needs none)
             b2.update(self._decompose(lconst(k), rvars, ext))
             body = self.expr(opp, s.rhs, b2, neutral)
-            if body.const is not None:
-                x = f"tl.full([{shp}], {lit(body.const)}, tl.float32)"
-            elif set(body.frame) != set(bframe):
-                x = f"tl.broadcast_to({self.place(body, bframe)}, [{shp}])"
-            else:
-                x = self.place(body, bframe)
-            self.em.emit(f"{acc} = {combine_text(s.op, acc, x)}", max(depth, body.depth))
+            self.em.emit(f"{acc} = {combine_text(s.op, acc, self._block(body, bframe))}", max(depth, body.depth))
         return TV(acc, bframe, depth, "f")
 
     def _row_axis(self, E: int, bframe: tuple) -> str | None:
@@ -973,14 +968,16 @@ class StageGen:
         if self.aranges[a] != E:  # padded lanes of the row repeat its last element: they add the neutral
             lane = TV(f"({a}_raw < {E})", (a,), 0, "b")
             body = self.where(lane, body, neutral)
-        shp = ", ".join(str(self.aranges[b]) for b in f2)
-        if body.const is not None:
-            x = f"tl.full([{shp}], {lit(body.const)}, tl.float32)"
-        elif set(body.frame) != set(f2):
-            x = f"tl.broadcast_to({self.place(body, f2)}, [{shp}])"
-        else:
-            x = self.place(body, f2)
-        return self.tmp(reduce_text(s.op, x, f2.index(a)), bframe, body.depth)
+        return self.tmp(reduce_text(s.op, self._block(body, f2), f2.index(a)), bframe, body.depth)
+
+    def _block(self, tv: TV, frame: tuple) -> str:
+        """``tv`` as a full block of ``frame``'s shape (a constant filled, a value of fewer axes broadcast)."""
+        shp = ", ".join(str(self.aranges[b]) for b in frame)
+        if tv.const is not None:
+            return f"tl.full([{shp}], {lit(tv.const)}, tl.float32)"
+        if set(tv.frame) != set(frame):
+            return f"tl.broadcast_to({self.place(tv, frame)}, [{shp}])"
+        return self.place(tv, frame)
 
     def _k_loop(self, E: int, P: int, r: str, depth: int, anchor: bool):
         """The loop over a reduction of E in chunks of P (axis ``r``): (looped, saved block, body depth, index).
@@ -1274,28 +1271,20 @@ class StageGen:
         for d, (t, g) in enumerate(zip(T, G)):
             if d in merged:
                 inner = math.prod(T[e] for e in merged[merged.index(d) + 1:])
-                x = lfloordiv(plin, inner)
+                loc = lfloordiv(plin, inner)
                 if d != merged[0]:
-                    x = lmod(x, t)
-                if g > 1:
-                    c = self.fresh("c")
-                    code = "t" if gstr[d] == 1 else f"t // {gstr[d]}"
-                    if gstr[d] * g != ntiles:
-                        code = f"({code}) % {g}"
-                    self.em.emit(f"{c} = {code}", 1)
-                    x = ladd(lscale(self.sym(c, 0, g - 1, 1), t), x)
+                    loc = lmod(loc, t)
                 axes[d] = pa
-                idx.append(x)
-                local.append(lmod(lfloordiv(plin, inner), t) if d != merged[0] else lfloordiv(plin, inner))
-                continue
-            if t > 1:
-                size = pow2(t)
-                if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
-                    size = max(16, size)
-                if self.template == "gemm" and d >= len(T) - 2 or self.template == "conv":
-                    size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
-                axes[d] = self.new_axis("o", size)
-                self.clamp[axes[d]] = t
+            else:
+                if t > 1:
+                    size = pow2(t)
+                    if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
+                        size = max(16, size)
+                    if self.template == "gemm" and d >= len(T) - 2 or self.template == "conv":
+                        size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
+                    axes[d] = self.new_axis("o", size)
+                    self.clamp[axes[d]] = t
+                loc = self.axis(axes[d], t - 1) if d in axes else lconst(0)
             if g > 1:
                 c = self.fresh("c")
                 if d in gm_code:
@@ -1308,8 +1297,8 @@ class StageGen:
                 cl = lscale(self.sym(c, 0, g - 1, 1), t)
             else:
                 cl = lconst(0)
-            idx.append(ladd(cl, self.axis(axes[d], t - 1)) if d in axes else cl)
-            local.append(self.axis(axes[d], t - 1) if d in axes else lconst(0))
+            idx.append(ladd(cl, loc))
+            local.append(loc)
         self.last_local = tuple(local)  # the position inside the tile per dim (a queue slot's layout)
         return tuple(idx), axes
 
@@ -1346,20 +1335,13 @@ class StageGen:
 
     def _window_reductions_only(self) -> bool:
         """Every reduction statement of the stage's ops reduces over window variables only."""
-        from kitsune.schedule.roles import op_program, roles_of
+        from kitsune.schedule.roles import op_program
 
         for op in self.stage.op.body.walk():
-            if not isinstance(op, GraphOp):
-                continue
-            got = op_program(op)
-            if got is None:
-                continue
-            for i, s_ in enumerate(got[2].stmts):
-                if s_.op == "=":
-                    continue
-                r = roles_of(op, i)
+            got = op_program(op) if isinstance(op, GraphOp) else None
+            for i, s_ in enumerate(got[2].stmts if got is not None else ()):
                 lhs = set(s_.lhs.vars)
-                if r is None or any(r.role.get(v) != "window" for v in s_.all_vars if v not in lhs):
+                if s_.op != "=" and not self._window_vars(op, i, [v for v in s_.all_vars if v not in lhs]):
                     return False
         return True
 

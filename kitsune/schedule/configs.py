@@ -12,7 +12,7 @@ uses before the first compile. Configs print as, and parse from, flat dicts
 from __future__ import annotations
 
 import math
-from dataclasses import replace, asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import ClassVar
 
 from kitsune.gpu import GPU, get_gpu
