@@ -1173,13 +1173,48 @@ def _max_pool(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=
 
 @_h(aten.scaled_dot_product_attention.default)
 def _sdpa(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    return _attention(imp, q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, imp.out_type())
+
+
+# The fused kernels sdpa dispatches to. aot_autograd's graph (the torch.compile backend) holds these instead
+# of sdpa: on CUDA the cuDNN / flash / memory-efficient one the dispatcher picked, on the CPU the flash one.
+# Output 0 is the attention; the others (log-sum-exp, RNG state, debug mask) are only for autograd.
+_FUSED_SDPA = {  # op -> index of attn_bias among the positional args (None: the op takes none)
+    "_scaled_dot_product_cudnn_attention": 3,
+    "_scaled_dot_product_efficient_attention": 3,
+    "_scaled_dot_product_flash_attention": None,
+    "_scaled_dot_product_flash_attention_for_cpu": None,
+}
+
+
+def _fused_sdpa(imp, node, q, k, v, *args, **kw):
+    bias_at = _FUSED_SDPA[node.target._opname]
+    rest = list(args)
+    mask = kw.get("attn_mask")
+    if bias_at is not None:  # (attn_bias, compute_log_sumexp, dropout_p, is_causal, ...)
+        mask = rest[0] if rest else kw.get("attn_bias")
+        rest = rest[2:]
+    dropout = rest[0] if len(rest) > 0 else kw.get("dropout_p", 0.0)
+    causal = rest[1] if len(rest) > 1 else kw.get("is_causal", False)
+    outs = node.meta["val"]
+    # the kernels are only dispatched for shapes they accept: GQA shapes mean the caller enabled it
+    y = _attention(imp, q, k, v, mask, dropout, causal, kw.get("scale"), True, tensor_type(outs[0]))
+    return (y,) + (None,) * (len(outs) - 1)
+
+
+for _name in _FUSED_SDPA:
+    if hasattr(aten, _name):
+        _h(getattr(aten, _name).default)(_fused_sdpa)
+
+
+def _attention(imp, q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, out_type):
     if dropout_p:
         raise _Skip("attention dropout is not supported (call model.eval() before compiling)")
     qv, kv, vv = imp.t(q), imp.t(k), imp.t(v)
     if not (len(_shape(qv)) == len(_shape(kv)) == len(_shape(vv)) == 4):
         raise _Skip("attention needs [B, H, L, E] operands")
     hq, hk = _shape(qv)[1], _shape(kv)[1]
-    if hq != hk and not enable_gqa:
+    if hq != hk and not (enable_gqa and hk > 0 and hq % hk == 0):
         raise _Skip("query and key heads differ without enable_gqa")
     mask = []
     if attn_mask is not None:
@@ -1188,7 +1223,7 @@ def _sdpa(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, sc
         if mv.type.get_element_type() == IntegerType(1):  # boolean (True = attend): additive 0 / -inf
             mv = imp.emit("where", [mv, imp.const(0.0, e), imp.const(float("-inf"), e)])
         mask = [imp.cast(mv, e)]
-    return imp.emit("attention", [qv, kv, vv, *mask], imp.out_type(), scale=float(scale) if scale else 0.0,
+    return imp.emit("attention", [qv, kv, vv, *mask], out_type, scale=float(scale) if scale else 0.0,
                     causal=bool(is_causal))
 
 

@@ -361,3 +361,36 @@ def test_import_exported_and_top_level_api():
     assert "a.weight" in weights
     module2, _ = kitsune.import_module(TwoBranches().eval(), (torch.randn(2, 12),))
     assert op_counts(module) == op_counts(module2)
+
+
+@pytest.mark.parametrize("op", ["_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention",
+                                "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_sdpa_kernels_import_as_attention(op, causal):
+    """aot_autograd's graph (the torch.compile backend) holds the fused kernel sdpa dispatched to (cuDNN on the
+    H100), not sdpa: it imports as graph.attention (output 0; the autograd outputs unused), GQA included."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from kitsune.frontend.torch_export import import_graph
+
+    fn = getattr(torch.ops.aten, op).default
+    with_bias = op in ("_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention")
+
+    def f(q, k, v):
+        if with_bias:
+            return fn(q, k, v, None, False, 0.0, causal)[0]
+        return fn(q, k, v, 0.0, causal)[0]
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 4, 3, 16), torch.randn(2, 2, 7, 16), torch.randn(2, 2, 7, 16)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        gm = make_fx(f, tracing_mode="fake")(q, k, v)
+    gm.graph.eliminate_dead_code()  # as aot_autograd hands it over: the unused autograd outputs are gone
+    module, _ = import_graph(gm.graph)
+    assert op_counts(module)["graph.attention"] == 1
+    attn = next(o for o in module.walk() if o.name == "graph.attention")
+    assert (attn.properties["causal"].value.data != 0) == causal
+    (out,) = interpret(module, [q.numpy(), k.numpy(), v.numpy()])
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    assert rel_err(out, ref.numpy()) < 1e-5
