@@ -1175,6 +1175,10 @@ class StageGen:
             from kitsune.codegen.scatter_template import generate_scatter
 
             return generate_scatter(self)
+        if self.template == "decode_attention":
+            from kitsune.codegen.attention_template import generate_decode_attention
+
+            return generate_decode_attention(self)
         T = st.tile
         D = st.shape
         items = st.work_items
@@ -1276,11 +1280,12 @@ class StageGen:
                     loc = lmod(loc, t)
                 axes[d] = pa
             else:
-                if t > 1:
+                if t > 1 or self.template == "decode_attention" and d == 1:  # its dot rows, even for one head
                     size = pow2(t)
                     if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
                         size = max(16, size)
-                    if self.template == "gemm" and d >= len(T) - 2 or self.template == "conv":
+                    if self.template == "gemm" and d >= len(T) - 2 or self.template == "conv" \
+                            or self.template == "decode_attention" and d == 1:
                         size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
                     axes[d] = self.new_axis("o", size)
                     self.clamp[axes[d]] = t

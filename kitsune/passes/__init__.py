@@ -37,6 +37,12 @@ def _convert_graph_to_dataflow():
     return ConvertGraphToDataflowPass
 
 
+def _kitsune_fuse_copies():
+    from kitsune.passes.fuse_copies import FuseCopiesPass
+
+    return FuseCopiesPass
+
+
 def _kitsune_materialize():
     from kitsune.passes.materialize import MaterializePass
 
@@ -79,6 +85,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-estimate": _kitsune_estimate,
     "kitsune-form-regions": _kitsune_form_regions,
     "kitsune-materialize": _kitsune_materialize,
+    "kitsune-fuse-copies": _kitsune_fuse_copies,
     "kitsune-choose-schedules": _kitsune_choose_schedules,
     "kitsune-split-reduction": _kitsune_split_reduction,
     "convert-graph-to-dataflow": _convert_graph_to_dataflow,

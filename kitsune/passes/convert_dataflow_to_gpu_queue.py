@@ -101,7 +101,10 @@ def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int) -> list[list[df.T
             ch = o.owner
             if isinstance(ch, df.ChannelOp):
                 p = ch.source.owner
-                lv = max(lv, level[p] + (1 if ch.rel == "all" else 0))
+                # a queue carries tiles of its producer's tile; a further result of another shape (a split
+                # attention's row max next to its output) goes through memory, across a kernel boundary
+                boundary = ch.rel == "all" or list(queue_tile(p, ch.source)) != list(p.tile_sizes())
+                lv = max(lv, level[p] + (1 if boundary else 0))
         level[t] = lv
     out: list[list[df.TaskOp]] = []
     for lv in sorted(set(level.values())):

@@ -2,7 +2,8 @@
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small
-contractions off the anchor path become tasks of their own), ``kitsune-choose-schedules`` (template, config, tile per task),
+contractions off the anchor path become tasks of their own), ``kitsune-fuse-copies`` (tasks
+that only move data are inlined into their consumers), ``kitsune-choose-schedules`` (template, config, tile per task),
 ``kitsune-split-reduction`` (filling the GPU's SMs with the tasks no template
 splits in the kernel: attention, generic tasks), ``convert-dataflow-to-gpu-queue``
 (``mode``) and ``kitsune-allocate-sms`` (``gpu``), verifying the module after each.
@@ -48,6 +49,7 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
         from kitsune.passes.split_reduction import SplitReductionPass
         from kitsune.passes.materialize import MaterializePass
+        from kitsune.passes.fuse_copies import FuseCopiesPass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
@@ -55,10 +57,11 @@ class KitsunePipelinePass(ModulePass):
             out.append(GraphCanonicalizePass())
         out.append(FormRegionsPass())
         out.append(MaterializePass())
+        out.append(FuseCopiesPass())
         out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates,
                                        queues=self.mode == "dataflow"))
         if self.split:
-            out.append(SplitReductionPass(sms=gpu.sm_count))
+            out.append(SplitReductionPass(sms=gpu.sm_count, templates=self.templates))
         out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu))
         out.append(AllocateSMsPass(gpu=self.gpu, report=self.report))
         return out

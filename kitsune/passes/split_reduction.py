@@ -45,16 +45,18 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from kitsune.dialects import dataflow as df
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.passes.builder import GraphBuilder
+from kitsune.passes.choose_schedules import config_attr
+from kitsune.schedule.configs import DecodeAttentionConfig, Problem
 
 from xdsl.passes import ModulePass
 
@@ -140,6 +142,9 @@ class SplitReductionPass(ModulePass):
     """Smallest chunk of the reduction dim (of L_kv for attention) a partial gets (when P is chosen)."""
     remarks: bool = False
     """Print each split to stderr."""
+    templates: bool = True
+    """Attention partials take the decode_attention template (online softmax, query heads of a key/value
+    group as the rows of a tl.dot) where it applies; off: the generic evaluator with one head per tile."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
@@ -169,6 +174,9 @@ class SplitReductionPass(ModulePass):
             return None
         k = reduced_size(best)
         tiles = t.num_tiles()
+        if self.templates and best.OPDEF.name == "attention" and decode_attention_problem(best) is not None:
+            cfg = DecodeAttentionConfig.for_sms(decode_attention_problem(best), self.sms)
+            return best, (min(self.force, k) if self.force > 0 else cfg.PARTS)
         if self.force > 0:
             p = min(self.force, k)
         else:
@@ -280,6 +288,12 @@ class SplitReductionPass(ModulePass):
         r_t = TensorType(et, [B, Hq, Lq, 1])
         bounds = [round(i * L / p) for i in range(p + 1)]
         ptile = _default_tile((B, Hq, Lq, Ev), t)
+        prob = decode_attention_problem(att) if self.templates else None
+        attrs = {}
+        if prob is not None:
+            ptile = [1, prob.M, 1, Ev]  # a group of query heads that share a key/value head, one query
+            cfg = replace(DecodeAttentionConfig.for_sms(prob, self.sms), PARTS=p)
+            attrs = {"template": StringAttr("decode_attention"), "config": config_attr(cfg)}
         new_ops: list[Operation] = []
         chans: list[df.ChannelOp] = []
         for i in range(p):
@@ -301,6 +315,8 @@ class SplitReductionPass(ModulePass):
             o = b.op("matmul", e, vi)
             body.add_op(df.YieldOp([o, m, l_]))
             pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [o_t, r_t, r_t], ptile, Region(body))
+            for name, attr in attrs.items():
+                pt.attributes[name] = attr
             _drop_unused_args(pt)
             cs = [df.ChannelOp(r, "all") for r in pt.results]
             new_ops += [pt, *cs]
@@ -329,6 +345,24 @@ class SplitReductionPass(ModulePass):
             body.add_op(o.clone(value_mapper=vmap))
         self._replace(t, new_ops, body, [c.result for c in chans],
                       f"attention split along its key/value length ({L})", p)
+
+
+def decode_attention_problem(att: Operation) -> Problem | None:
+    """The decode_attention template's problem for an attention op it applies to, else None: one query (a
+    decode step; more queries keep the generic partials, whose tiles cover them), head dims that are powers of
+    two in [16, 256], and a group of query heads per key/value head that fits the 16 rows of a tl.dot (a
+    larger group is cut into tiles of its largest divisor up to 16)."""
+    q, k, v = (_shape(x) for x in att.operands[:3])
+    B, Hq, Lq, E = q
+    Hk, L, Ev = k[1], k[2], v[3]
+    pow2 = all(x >= 16 and x <= 256 and x & (x - 1) == 0 for x in (E, Ev))
+    if not pow2 or E != Ev or Lq != 1 or Hk < 1 or Hq % Hk or L < 1:
+        return None
+    g = Hq // Hk
+    rows = max(d for d in range(1, min(g, 16) + 1) if g % d == 0)
+    et = att.operands[0].type.get_element_type()
+    eb = 4 if isinstance(et, Float32Type) else 2
+    return Problem("decode_attention", M=rows, N=max(E, Ev), K=L, batch=B * Lq * (Hq // rows), elem_bytes=eb)
 
 
 def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:

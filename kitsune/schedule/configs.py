@@ -311,8 +311,49 @@ class ConvConfig(Config):
         return cfg
 
 
+@dataclass(frozen=True)
+class DecodeAttentionConfig(Config):
+    """decode_attention (flash-decoding partials): a work item is one (batch, query, group of query heads that
+    share a key/value head) and one chunk of the key positions; the heads are the rows of the tl.dot (padded
+    to 16), the keys are walked in blocks of BN with an online softmax (one pass over K and V). PARTS = the
+    chunks of the key length (the partial tasks; not an in-kernel split). In the problem: M = query rows of a group (heads x
+    queries), N = head dim, K = key length, batch = batch x key/value heads."""
+
+    template: ClassVar[str] = "decode_attention"
+    BN: int = 64
+    PARTS: int = 1
+    warps: int = 4
+    stages: int = 2
+
+    def resources(self, p: Problem) -> Resources:
+        rows = max(16, _pow2_ge(p.M))
+        regs = (rows * p.N * 2 + rows * self.BN * 2 + self.BN * p.N * 2) // (32 * self.warps)
+        return Resources(self.warps, min(255, 48 + regs), self.BN * p.N * p.elem_bytes * 2 * self.stages)
+
+    def work_items(self, p: Problem) -> int:
+        return p.batch * self.PARTS
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        nbytes = 2 * p.batch * p.K * p.N * p.elem_bytes
+        eff = min(1.0, self.work_items(p) / (2 * gpu.sm_count))
+        return nbytes / (gpu.dram_bw * max(eff, 1e-3))
+
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "DecodeAttentionConfig":
+        """About two work items per SM (bench/kernels/decode_attn_probe.py, H100: 8 groups x 32 chunks and 64
+        groups x 4-8 chunks were the fastest), chunks of at least 32 keys; blocks of 64 keys, 32 when a chunk
+        is shorter."""
+        return cls.for_sms(p, gpu.sm_count)
+
+    @classmethod
+    def for_sms(cls, p: Problem, sms: int) -> "DecodeAttentionConfig":
+        split = max(1, min(math.ceil(2 * sms / max(1, p.batch)), p.K // 32))
+        chunk = math.ceil(p.K / split)
+        return DecodeAttentionConfig(BN=64 if chunk >= 64 else 32, PARTS=split, warps=4, stages=2)
+
+
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,
-                                                             ConvConfig)}
+                                                             ConvConfig, DecodeAttentionConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -329,5 +370,5 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     return cls.default(p, gpu)
 
 
-__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "CONFIGS", "config_from",
+__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "CONFIGS", "config_from",
            "default_config"]

@@ -223,12 +223,35 @@ def test_split_attention_online_softmax(name, p):
 
 def test_split_attention_choice_of_p():
     # 40 keys, 1 output tile: P = min(132 / 1, 40 // min_chunk)
+    # (the generic partials; the decode_attention template chooses its own P, below)
     for chunk, want in ((64, 0), (16, 2), (8, 5), (1, 40)):
-        m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(min_chunk=chunk)], rtol=1e-5, atol=1e-6)
+        m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(min_chunk=chunk, templates=False)],
+                        rtol=1e-5, atol=1e-6)
         assert [t.task_kind for t in _tasks(m)].count("partial") == want
     # enough tiles already: no split unless forced
-    m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(sms=1, min_chunk=1)])
+    m = _check_same(ATT_GQA, [FormRegionsPass(), SplitReductionPass(sms=1, min_chunk=1, templates=False)])
     assert not any(t.task_kind == "partial" for t in _tasks(m))
+
+
+def test_split_attention_decode_template_choice():
+    """Where the decode_attention template applies (one query, head dims of 16..256), the partials take it,
+    with a tile of the query heads that share a key/value head, and P = about two work items per SM in chunks
+    of at least 32 keys (DecodeAttentionConfig.for_sms); it is the only split of the task, forced or not."""
+    from kitsune.passes.split_reduction import decode_attention_problem
+    from kitsune.schedule.configs import DecodeAttentionConfig
+
+    text = ATT_GQA
+    for sms, force in ((132, 0), (1, 0), (132, 3)):
+        m = _check_same(text, [FormRegionsPass(), SplitReductionPass(sms=sms, force=force)], rtol=1e-5, atol=1e-6)
+        att = next(o for o in parse_module(text).walk() if o.name == "graph.attention")
+        prob = decode_attention_problem(att)
+        assert prob is not None
+        parts = [t for t in _tasks(m) if t.task_kind == "partial"]
+        want = force or DecodeAttentionConfig.for_sms(prob, sms).PARTS
+        assert len(parts) == want
+        for t in parts:
+            assert t.attributes["template"].data == "decode_attention"
+            assert t.tile_sizes()[1] == prob.M and t.tile_sizes()[2] == 1
 
 
 @pytest.mark.parametrize("opts", [dict(force=2), dict(force=3), dict(force=5), dict(min_chunk=4)])
@@ -246,7 +269,7 @@ def test_split_attention_llama(opts):
     args = _workload_args(module, inputs, weights)
     ref = interpret(module, args)
     out = module.clone()
-    for p in (FormRegionsPass(), SplitReductionPass(**opts)):
+    for p in (FormRegionsPass(), SplitReductionPass(**opts, templates=False)):  # the generic partials
         p.apply(make_context(), out)
     out.verify()
     parts = [t for t in _tasks(out) if t.task_kind == "partial" and t.task_name.startswith("attention")]
@@ -410,6 +433,45 @@ def test_materialize_moves_small_contractions_and_untiled_results():
     contr = [t for t in ts if any(o.name == "graph.linear" for o in t.body.blocks.first.ops)]
     assert len(contr) == 1, "the projection is computed once, by one task"
     assert len(ts) >= 3
+
+
+KV_DECODE = """func.func @main(%x: tensor<2x32xf32>, %w: tensor<64x32xf32>, %cache: tensor<2x2x40x8xf32>)
+    -> (tensor<2x32xf32>RET_TYPE) {
+  %p = graph.linear %x, %w : tensor<2x32xf32>, tensor<64x32xf32> -> tensor<2x64xf32>
+  %q, %k, %v = graph.split %p {dim = 1, sizes = [32, 16, 16]} : tensor<2x64xf32> -> (tensor<2x32xf32>, tensor<2x16xf32>, tensor<2x16xf32>)
+  %q4 = graph.reshape %q : tensor<2x32xf32> -> tensor<2x4x1x8xf32>
+  %k4 = graph.reshape %k : tensor<2x16xf32> -> tensor<2x2x1x8xf32>
+  %v4 = graph.reshape %v : tensor<2x16xf32> -> tensor<2x2x1x8xf32>
+  %kc = graph.concat %cache, %k4 {dim = 2} : tensor<2x2x40x8xf32>, tensor<2x2x1x8xf32> -> tensor<2x2x41x8xf32>
+  %vc = graph.concat %cache, %v4 {dim = 2} : tensor<2x2x40x8xf32>, tensor<2x2x1x8xf32> -> tensor<2x2x41x8xf32>
+  %a = graph.attention %q4, %kc, %vc : tensor<2x4x1x8xf32>, tensor<2x2x41x8xf32>, tensor<2x2x41x8xf32> -> tensor<2x4x1x8xf32>
+  %y = graph.reshape %a : tensor<2x4x1x8xf32> -> tensor<2x32xf32>
+  func.return %yRET : tensor<2x32xf32>RET_TYPE
+}"""
+
+
+@pytest.mark.parametrize("returned", [False, True])
+def test_fuse_copies_inlines_layout_only_tasks(returned):
+    """After materialize, the KV-cache concat is a task of layout ops only (a copy of the cache): fuse-copies
+    inlines it into the attention task, which then reads the cache and the projection directly. When the
+    function also returns the concatenated cache, the copy is stored anyway: its task stays. Meaning is
+    preserved either way."""
+    from kitsune.passes.fuse_copies import FuseCopiesPass, is_copy
+    from kitsune.passes.materialize import MaterializePass
+
+    text = KV_DECODE.replace("RET_TYPE", ", tensor<2x2x41x8xf32>" if returned else "")
+    text = text.replace("%yRET", "%y, %kc" if returned else "%y")
+    before = _check_same(text, [FormRegionsPass(), MaterializePass()])
+    copies = [t for t in _tasks(before) if is_copy(t)]
+    assert copies and any(o.name == "graph.concat" for t in copies for o in t.body.blocks.first.ops)
+    out = _check_same(text, [FormRegionsPass(), MaterializePass(), FuseCopiesPass()])
+    ts = _tasks(out)
+    att = [t for t in ts if any(o.name == "graph.attention" for o in t.body.blocks.first.ops)]
+    assert len(att) == 1
+    fused = any(o.name == "graph.concat" for o in att[0].body.blocks.first.ops)
+    assert fused != returned
+    assert len(ts) == len(_tasks(before)) - (0 if returned else len(copies))
+    assert bool([t for t in ts if is_copy(t)]) == returned
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))

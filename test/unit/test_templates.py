@@ -311,3 +311,69 @@ def test_conv_template(tmp_path_factory, n, c, hw, f, k, stride, pad, dil, dt, m
         import re
 
         assert re.search(r"acc\d+ = (?:_dot_lp|tl\.dot)\(", src), "the convolution did not become a tl.dot"
+
+
+def decode_attention_module(b, hq, hk, lq, lc, e, dt, concat):
+    """sdpa of q [b, hq, lq, e] over keys/values [b, hk, L, e]; with ``concat`` the keys are a cache
+    [b, hk, lc, e] with lq new rows appended (the KV-cache concatenation, to be fused into the loads)."""
+    q = mlir_type([b, hq, lq, e], dt)
+    if concat:
+        c, n, kv = mlir_type([b, hk, lc, e], dt), mlir_type([b, hk, lq, e], dt), mlir_type([b, hk, lc + lq, e], dt)
+        body = (f"    %k = graph.concat %ck, %nk {{dim = 2}} : {c}, {n} -> {kv}\n"
+                f"    %v = graph.concat %cv, %nv {{dim = 2}} : {c}, {n} -> {kv}\n"
+                f"    %a = graph.attention %q, %k, %v : {q}, {kv}, {kv} -> {q}\n")
+        args = f"%q: {q}, %ck: {c}, %nk: {n}, %cv: {c}, %nv: {n}"
+    else:
+        kv = mlir_type([b, hk, lc, e], dt)
+        body = f"    %a = graph.attention %q, %k, %v : {q}, {kv}, {kv} -> {q}\n"
+        args = f"%q: {q}, %k: {kv}, %v: {kv}"
+    body += f"    %y = graph.neg %a : {q} -> {q}\n"
+    return f"func.func @main({args}) -> {q} {{\n{body}    func.return %y : {q}\n}}\n"
+
+
+@settings(**SETTINGS)
+@given(b=st.integers(1, 2), hk=st.integers(1, 3), group=st.sampled_from([1, 2, 4, 6, 32]), lq=st.just(1),
+       lc=st.integers(2, 150), e=st.sampled_from([16, 32]), parts=st.integers(1, 4), concat=st.booleans(),
+       dt=st.sampled_from(["f32", "bf16"]), mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
+def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, parts, concat, dt, mode, seed):
+    """Flash-decoding partials (online softmax, the query heads of a key/value group as dot rows, a group of
+    32 cut into tiles of 16, MHA's group of 1 padded) against the reference interpreter: key chunks that do
+    not divide the key block (and shorter than it), the KV-cache concat fused into the loads (no copy task)."""
+    from kitsune.passes.fuse_copies import FuseCopiesPass
+    from kitsune.passes.materialize import MaterializePass
+    from kitsune.passes.split_reduction import SplitReductionPass
+
+    hq = hk * group
+    text = decode_attention_module(b, hq, hk, lq, lc, e, dt, concat)
+    module = parse_module(text)
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
+            for a in module.body.block.first_op.body.block.args]
+    ref = interpret(module, args)[0]
+    low = parse_module(text)
+    ctx = make_context()
+    for p in (FormRegionsPass(), MaterializePass(), FuseCopiesPass(), ChooseSchedulesPass(db=False),
+              SplitReductionPass(force=parts), ConvertDataflowToGpuQueuePass(mode=mode), AllocateSMsPass()):
+        p.apply(ctx, low)
+        low.verify()
+    stages = [o for o in low.walk() if o.name == "gpu_queue.stage"]
+    tpl = [s for s in stages if s.attributes.get("template") == StringAttr("decode_attention")]
+    assert len(tpl) == min(parts, lc + (lq if concat else 0)), [s.attributes.get("template") for s in stages]
+    assert all(s.tile_sizes()[1] == min(group, 16) for s in tpl)
+    assert not any("concat" in o.name for s in stages if s not in tpl for o in s.walk()), "the concat was copied"
+    src = generate_triton(low, capacity="all")
+    assert "m_new = tl.maximum(m_run" in src
+    mod = load_generated(src, tmp_path_factory.mktemp("dattn"), f"tpl_dattn_{mode.replace('-', '_')}_{seed}")
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
+    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
+    state = mod.allocate("cpu")
+    for buf in state["buffers"].values():
+        if buf.is_floating_point():
+            buf.fill_(float("nan"))
+    tol = 3e-2 if dt == "bf16" else 1e-4
+    for run_ in range(2):
+        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
+        mod.check(state)
+        assert not np.isnan(out).any(), "an output element was never written"
+        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+        assert err < tol, (run_, err)

@@ -1,12 +1,14 @@
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction' | filecheck %s
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{force=2}' | filecheck %s --check-prefix=FORCE
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{sms=1}' | filecheck %s --check-prefix=FULL
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8}' | filecheck %s --check-prefix=CHUNK
-// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8 remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=CHUNK-REMARK
-// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction' | filecheck %s --check-prefix=LLAMA
-// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{force=2}' | filecheck %s --check-prefix=LLAMA2
-// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=4}' | filecheck %s --check-prefix=LLAMA5
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{templates=false}' | filecheck %s
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{force=2 templates=false}' | filecheck %s --check-prefix=FORCE
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{sms=1 templates=false}' | filecheck %s --check-prefix=FULL
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{remarks=true templates=false}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8 templates=false}' | filecheck %s --check-prefix=CHUNK
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=8 remarks=true templates=false}' -o /dev/null 2>&1 | filecheck %s --check-prefix=CHUNK-REMARK
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{templates=false}' | filecheck %s --check-prefix=LLAMA
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{force=2 templates=false}' | filecheck %s --check-prefix=LLAMA2
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{min_chunk=4 templates=false}' | filecheck %s --check-prefix=LLAMA5
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-split-reduction' | filecheck %s --check-prefix=TPL
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction{force=3}' | filecheck %s --check-prefix=LLAMATPL
 
 // A batch-1 GEMV has one output tile: split K=512 into min(132 / 1, 512 / min_chunk 64) = 8
 // partial GEMVs and a combine that sums them, adds the bias and applies the epilogue.
@@ -135,6 +137,13 @@ func.func @softmax_decomposed(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
 // FULL-LABEL: func.func @attention_gqa
 // FULL-NOT: partial
 
+// With the decode_attention template (the default; one query, head dims 16): a partial per chunk of at
+// least 32 keys (40 keys: one; blocks of 32 keys, a chunk being shorter than 64), a tile of the 4 query heads that share a kv head, template and config on it.
+// TPL-LABEL: func.func @attention_gqa
+// TPL: dataflow.task "attention_0_part0" partial ({{.*}}) tile [1, 4, 1, 16] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 1 : i64}} : ({{.*}}) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
+// TPL-NOT: attention_0_part1
+// TPL: dataflow.task "attention_0_combine" combine
+
 // FORCE-LABEL: func.func @attention_gqa
 // FORCE: %[[O0:.*]], %[[M0:.*]], %[[L0:.*]] = dataflow.task "attention_0_part0" partial (%[[Q:.*]], %[[K:.*]], %[[V:.*]]) tile [1, 1, 1, 16] : (tensor<1x8x1x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
 // FORCE-NEXT: ^{{.*}}(%[[QA:.*]]: tensor<1x8x1x16xf32>, %[[KA:.*]]: tensor<1x2x40x16xf32>, %[[VA:.*]]: tensor<1x2x40x16xf32>):
@@ -232,6 +241,12 @@ func.func @attention_mha(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x33x16xf32>, %v
 // The llama decode layer (scale 0.02): attention over 21 cached keys, 4 query heads on 1 kv head.
 // Default: 21 keys are less than two chunks of 64, the attention task stays whole.
 // force=2: chunks of 10 and 11 keys. min_chunk=4: 21 // 4 = 5 partials (4, 4, 5, 4, 4 keys).
+
+// LLAMATPL: dataflow.task "attention_1_part0" partial {{.*}} tile [1, 4, 1, 64] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 3 : i64}}
+// LLAMATPL: dataflow.task "attention_1_part1" partial {{.*}} tile [1, 4, 1, 64]
+// LLAMATPL: dataflow.task "attention_1_part2" partial {{.*}} tile [1, 4, 1, 64]
+// LLAMATPL-NOT: attention_1_part3
+// LLAMATPL: dataflow.task "attention_1_combine" combine
 
 // LLAMA: dataflow.task "attention_1" contraction
 // LLAMA-NOT: attention_1_part

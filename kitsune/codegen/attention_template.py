@@ -1,0 +1,156 @@
+"""The decode_attention template: a flash-decoding partial with an online softmax.
+
+A partial of ``kitsune-split-reduction``'s attention split computes, over its chunk of
+the key positions,
+
+    s = (q @ k^T) * scale;  m = max_j s;  e = exp(s - m);  l = sum_j e;  o = e @ v
+
+and yields ``(o, m, l)`` (the combine rescales and adds the partials). The generic
+evaluator computes each yield on its own and re-reads K for every one of them (four
+passes for the max, the weights, the sum). This template walks the keys once, in
+blocks of ``BN``, with the online-softmax recurrence
+
+    m' = max(m, max_j s);  a = exp(m - m');  l = a l + sum_j exp(s - m');  o = a o + exp(s - m') @ v
+
+The work item is one tile ``[1, H, 1, Ev]`` of the partial's result: ``H`` query heads
+that share one key/value head (GQA), which are the rows of both ``tl.dot`` s (padded to
+16 rows by clamping: a padded row repeats the tile's last head, and its stores are
+masked), so K and V are read once per group instead of once per head.
+
+The loop structure, the recurrence and the dots live here; every load (q, the key
+and value blocks, with whatever layout ops lead to them: the KV-cache concatenation
+is a select between a load of the cache and a load of the new row, never a copy)
+comes from the comprehension evaluator (``StageGen.value_at``).
+"""
+
+from __future__ import annotations
+
+from kitsune.codegen.plan import CodegenError
+from kitsune.dialects.graph import fmt_loc
+from kitsune.dialects.regions import tensor_shape
+
+
+def _owner_named(v, name: str):
+    o = v.owner
+    return o if getattr(o, "name", "") == f"graph.{name}" else None
+
+
+def attention_chain(stage) -> tuple | None:
+    """(q, k, v, scale value, o, m, l) of a partial whose results are (o, m, l) of the softmax chain, else
+    None. k and v are the values the chain's contractions read (key/value heads expanded to the query heads
+    where GQA repeats them)."""
+    ys = [v for v, _, _ in stage.stores]
+    if len(ys) != 3 or stage.pops or stage.pushes:
+        return None
+    o, m, l_ = ys
+    mm2, summ, amax = _owner_named(o, "matmul"), _owner_named(l_, "sum"), _owner_named(m, "amax")
+    if mm2 is None or summ is None or amax is None:
+        return None
+    e, v = mm2.operands
+    ex = _owner_named(e, "exp")
+    if ex is None or summ.operands[0] is not e:
+        return None
+    sub = _owner_named(ex.operands[0], "sub")
+    if sub is None or sub.operands[1] is not m:
+        return None
+    s = sub.operands[0]
+    mul = _owner_named(s, "mul")
+    if mul is None or amax.operands[0] is not s:
+        return None
+    mm1, scale = mul.operands
+    mm1o = _owner_named(mm1, "matmul")
+    if mm1o is None or tensor_shape(scale.type) or not mm1o.attrs()["transpose_b"] or mm1o.attrs()["transpose_a"] \
+            or mm2.attrs()["transpose_a"] or mm2.attrs()["transpose_b"]:
+        return None
+    q, k = mm1o.operands
+    return q, k, v, scale, o, m, l_
+
+
+def generate_decode_attention(g) -> list[str]:
+    """The stage function body of a decode_attention partial (``g``: the stage's ``StageGen``)."""
+    from kitsune.codegen.to_triton import TL, TV, Lin, dtype_key, ladd, lconst
+
+    st = g.stage
+    chain = attention_chain(st)
+    T, D = tuple(st.tile), tuple(st.shape)
+    if chain is None or len(T) != 4 or T[0] != 1 or T[2] != 1 or T[3] != D[3]:
+        raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the decode_attention template needs a partial "
+                           f"yielding (o, m, l) of softmax(q k^T * scale) v with tiles [1, H, 1, Ev]")
+    q, k, v, scale, o, m, l_ = chain
+    L, E = tensor_shape(k.type)[2], tensor_shape(q.type)[3]
+    BN = int(g.cfg.get("BN", 64))
+
+    def fetch(val, idx):
+        return g.access(val, idx, 0.0) if g._is_direct(val) else g.value_at(val, idx)
+
+    items, nprog = st.work_items, st.programs
+    body = g.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+    g.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+    if items % nprog:
+        g.em.open(f"if t < {items}:", 1)
+        g.em.active = g.em.active[:1] + [g.em.active[2]]
+    idx, g.out_axes = g._tile_index(T, D)
+    g.out_idx = tuple(idx)
+    g.out_local = g.last_local
+    ha, ea = g.out_axes.get(1), g.out_axes[3]
+    rows = g.aranges[ha] if ha is not None else 1
+    if ha is None or rows < 16:
+        raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": decode_attention needs the head axis padded to "
+                           f"16 rows (tile {list(T)})")
+    # the tile's first head: every head of the tile reads the same key/value head
+    h0 = Lin(tuple((a, c) for a, c in idx[1].terms if a.kind != "axis"), idx[1].const)
+    qv = fetch(q, (idx[0], idx[1], idx[2], g.axis(ea, E - 1)))
+    qb = g._block(qv, (ha, ea))
+    sv = fetch(scale, ())
+    sc = g.place(sv, ()) if sv.const is None else repr(float(sv.const))
+    et = dtype_key(q.type.get_element_type())
+    low = et in ("bf16", "f16")  # tensor-core operands in the model's type (fp32 accumulation), else fp32
+    dt = TL[et] if low else "tl.float32"
+    prec = "" if low or g.gen.tf32 else ', input_precision="ieee"'
+    dot = "_dot_lp" if low else "tl.dot"
+    g.em.emit(f"qd = ({qb}).to({dt})", 1)
+    g.em.emit(f"m_run = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
+    g.em.emit(f"l_run = tl.zeros([{rows}], tl.float32)", 1)
+    Ev = tensor_shape(v.type)[3]
+    g.em.emit(f"o_run = tl.zeros([{rows}, {g.aranges[ea]}], tl.float32)", 1)
+    if L < BN:
+        BN = max(16, 1 << (L - 1).bit_length())
+    na = g.new_axis("n", BN)
+    loop = g.em.open(f"for n0 in range(0, {L}, {BN}):", 1)
+    if L >= BN:
+        # the last block moves back to end at the last key (its keys before n0 are masked): every key index
+        # stays inside the chunk, so the loads need no bounds and the concat's select folds where it can
+        g.em.emit(f"nb = tl.minimum(n0, {L - BN})" if L % BN else "nb = n0", 2)
+        n = ladd(g.sym("nb", 0, L - BN, 2), g.axis(na, BN - 1))
+    else:
+        g.em.emit("nb = n0", 2)
+        n = ladd(g.sym("nb", 0, 0, 2), g.axis(na, BN - 1))
+    kv = fetch(k, (idx[0], h0, n, g.axis(ea, E - 1)))
+    vv = fetch(v, (idx[0], h0, n, g.axis(ea, Ev - 1)))
+    fr = g.frame_of({ea, na})  # (head dim, keys): K^T
+    g.em.emit(f"kt = ({g._block(kv, fr)}).to({dt})", 2)
+    g.em.emit(f"vt = ({g._block(vv, fr)}).to({dt})", 2)
+    g.em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
+    if L < BN:  # keys past the chunk
+        g.em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", 2)
+    elif L % BN:  # keys the previous block had
+        g.em.emit(f"s = tl.where((nb + {na}_raw >= n0)[None, :], s, float(\"-inf\"))", 2)
+    g.em.emit("m_new = tl.maximum(m_run, tl.max(s, 1))", 2)
+    g.em.emit("alpha = tl.exp(m_run - m_new)", 2)
+    g.em.emit("p = tl.exp(s - m_new[:, None])", 2)
+    g.em.emit("l_run = l_run * alpha + tl.sum(p, 1)", 2)
+    g.em.emit(f"o_run = {dot}(p.to({dt}), tl.trans(vt), o_run * alpha[:, None]{prec})", 2)
+    g.em.emit("m_run = m_new", 2)
+    g.em.close(1, loop)
+    # the results: o [.., H, 1, Ev], m and l [.., H, 1, 1]
+    one = (idx[0], idx[1], idx[2], lconst(0))
+    for val, tv, ix in ((o, TV("o_run", (ha, ea), 1, "f"), idx),
+                        (m, TV("m_run", (ha,), 1, "f"), one),
+                        (l_, TV("l_run", (ha,), 1, "f"), one)):
+        buf = next(b for y, b, _ in st.stores if y is val)
+        g._store(buf, tv, ix, whole=False)
+    g.em.close(0, body)
+    return g._body_text()
+
+
+__all__ = ["generate_decode_attention", "attention_chain"]

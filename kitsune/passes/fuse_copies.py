@@ -1,0 +1,144 @@
+"""kitsune-fuse-copies: tasks that only move data are inlined into the tasks that read them.
+
+A task whose body holds nothing but layout ops (the op table's ``layout`` category:
+slice, concat, reshape, permute, expand, pad, ...) computes no value: as a task of
+its own it writes its result to DRAM and every consumer reads it back, a round trip
+and a kernel (in bulk-sync) for nothing. Such tasks appear when
+``kitsune-materialize`` moves the arithmetic out of a task: Llama's KV-cache concat
+stayed behind as a copy of the whole cache (33 MB of traffic at batch 8) once the
+K/V projection had a task of its own, and so did the query's head split.
+
+Each such task whose results only feed other tasks (through channels; a result that
+leaves the graph is stored anyway, so that task stays) is removed: its ops are cloned
+at the top of every consuming task's body, which reads the copy's own inputs instead
+(graph arguments directly, other tasks' results through an ``all`` channel, weakened
+later where it can be finer). The consumer's loads then index the copy's sources
+directly (the concat becomes a select between two loads).
+
+Runs after ``kitsune-materialize`` (which creates such tasks) and before
+``kitsune-choose-schedules`` (which picks templates and tiles for the tasks that
+remain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from kitsune.dialects import dataflow as df
+from kitsune.dialects.graph import GraphOp as GOp
+
+
+def is_copy(task: df.TaskOp) -> bool:
+    """Every op of the body is a layout op (no arithmetic, no reduction, no gather)."""
+    ops = [o for o in task.body.blocks.first.ops if not isinstance(o, df.YieldOp)]
+    return bool(ops) and all(isinstance(o, GOp) and o.OPDEF.category == "layout" for o in ops)
+
+
+def _consumers(task: df.TaskOp) -> list[tuple[df.ChannelOp, df.TaskOp, int]] | None:
+    """(channel, consuming task, operand index) for every read of ``task``'s results; None when a result is
+    used by anything but a channel feeding tasks (e.g. it leaves the graph)."""
+    out = []
+    for r in task.results:
+        for u in r.uses:
+            ch = u.operation
+            if not isinstance(ch, df.ChannelOp):
+                return None
+            for cu in ch.result.uses:
+                if not isinstance(cu.operation, df.TaskOp):
+                    return None
+                out.append((ch, cu.operation, cu.index))
+    return out
+
+
+def _source_for(value: SSAValue, cons: df.TaskOp, operands: list[SSAValue]) -> SSAValue:
+    """What ``cons`` reads for ``value`` (an operand of the copy task): a graph argument as it is, a channel's
+    producer through an ``all`` channel (always consistent; legalised later), reusing one ``cons`` already
+    reads."""
+    if not isinstance(value.owner, df.ChannelOp):
+        return value
+    src = value.owner.source
+    for o in operands:
+        if isinstance(o.owner, df.ChannelOp) and o.owner.source is src and o.owner.rel == "all":
+            return o
+    ch = df.ChannelOp(src, "all")
+    Rewriter.insert_op(ch, InsertPoint.before(cons))
+    return ch.result
+
+
+def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]) -> None:
+    """Clone ``task``'s ops into each consumer (at the top of its body) and erase ``task``."""
+    src_block = task.body.blocks.first
+    yielded = list(src_block.last_op.operands)
+    for cons in dict.fromkeys(c for _, c, _ in uses):
+        block: Block = cons.body.blocks.first
+        mapping: dict[SSAValue, SSAValue] = {}
+        operands = list(cons.operands)
+        for arg, val in zip(src_block.args, task.operands):
+            if not arg.uses:
+                continue
+            src = _source_for(val, cons, operands)
+            if src in operands:  # the consumer reads it already
+                mapping[arg] = block.args[operands.index(src)]
+                continue
+            new_arg = block.insert_arg(arg.type, len(block.args))
+            new_arg.name_hint = arg.name_hint
+            operands.append(src)
+            mapping[arg] = new_arg
+        first = block.first_op
+        for o in src_block.ops:
+            if isinstance(o, df.YieldOp):
+                break
+            clone = o.clone(value_mapper=mapping)
+            block.insert_op_before(clone, first)
+        # the consumer's arguments that carried the copy's results now take the cloned values
+        for ch, c, idx in uses:
+            if c is not cons:
+                continue
+            k = list(task.results).index(ch.source)
+            block.args[idx].replace_all_uses_with(mapping.get(yielded[k], yielded[k]))
+        keep = [i for i, a in enumerate(block.args) if a.uses]
+        for i in reversed(range(len(block.args))):
+            if i not in keep:
+                block.erase_arg(block.args[i])
+        cons.operands = [operands[i] for i in keep]
+    for ch in dict.fromkeys(ch for ch, _, _ in uses):
+        ch.detach()
+        ch.erase()
+    fed = [v.owner for v in task.operands if isinstance(v.owner, df.ChannelOp)]
+    task.detach()
+    task.erase()
+    for ch in dict.fromkeys(fed):  # channels that only fed the copy
+        if not ch.result.uses:
+            ch.detach()
+            ch.erase()
+
+
+@dataclass(frozen=True)
+class FuseCopiesPass(ModulePass):
+    """Inline tasks that only move data (layout ops) into the tasks that read them."""
+
+    name = "kitsune-fuse-copies"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from kitsune.passes.choose_schedules import legalise_channels
+
+        for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            changed = False
+            for t in list(g.tasks()):
+                if not is_copy(t):
+                    continue
+                uses = _consumers(t)
+                if uses:
+                    inline_copy(t, uses)
+                    changed = True
+            if changed:
+                legalise_channels(g)
+
+
+__all__ = ["FuseCopiesPass", "is_copy", "inline_copy"]
