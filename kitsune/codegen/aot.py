@@ -1,7 +1,7 @@
 """Ahead-of-time compile checks: generated Triton modules -> sm_90 cubins, no GPU needed.
 
 ``compile_module_source(source)`` imports the source of a module made by
-``kitsune.codegen.to_triton.generate_triton`` (or any module of the same shape: a
+``kitsune.codegen.triton_gen.generate_triton`` (or any module of the same shape: a
 ``KERNELS`` list of dicts with ``name``, ``fn`` (a ``triton.jit`` function),
 ``num_warps``, ``signature`` (parameter -> Triton type string) and ``constexprs``)
 and runs ``triton.compile`` on every kernel for a CUDA target (default sm_90,
@@ -323,7 +323,7 @@ def lower(module, mode: str, gpu: str = "h100"):
 
 
 def generate(module, capacity: str = "ir") -> str:
-    from kitsune.codegen.to_triton import generate_triton
+    from kitsune.codegen.triton_gen import generate_triton
 
     return generate_triton(module, capacity=capacity)
 

@@ -128,7 +128,7 @@ def test_failing_kernel_is_reported(tmp_path):
 # every workload, full size, both modes (slow)
 # ----------------------------------------------------------------------------------------------
 
-HAVE_CODEGEN = importlib.util.find_spec("kitsune.codegen.to_triton") is not None
+HAVE_CODEGEN = importlib.util.find_spec("kitsune.codegen.triton_gen") is not None
 TIMEOUT = float(os.environ.get("KITSUNE_AOT_TIMEOUT", "2400"))
 
 
@@ -152,7 +152,7 @@ def _record(aot_futures, workload, mode) -> dict:
 aot_case = [
     pytest.mark.aot,
     pytest.mark.slow,
-    pytest.mark.skipif(not HAVE_CODEGEN, reason="kitsune.codegen.to_triton is not there yet"),
+    pytest.mark.skipif(not HAVE_CODEGEN, reason="kitsune.codegen.triton_gen is not there yet"),
     pytest.mark.parametrize("mode", aot.MODES),
     pytest.mark.parametrize("workload", list(WORKLOADS)),
 ]
