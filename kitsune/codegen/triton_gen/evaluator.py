@@ -33,6 +33,7 @@ from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
+from kitsune.dialects.values import constant_value
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, IVar, Neg, Num, parse
 
@@ -158,8 +159,6 @@ class Evaluator:
         attr = op.attributes.get("value") or op.properties.get("value")
         if not isinstance(attr, DenseIntOrFPElementsAttr):
             raise CodegenError(f"{fmt_loc(op)}'graph.constant' without a dense value")
-        from kitsune.interpreter import constant_value
-
         arr = constant_value(attr)
         flat = arr.reshape(-1)
         kind = "f" if arr.dtype.kind == "f" else ("b" if arr.dtype.kind == "b" else "i")
