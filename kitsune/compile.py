@@ -90,7 +90,7 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     g = parse_gpu_option(gpu)
     floor = cost.roofline_floor(_main(graph_module), g)
     KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
-    from kitsune.codegen.to_triton import generate_triton
+    from kitsune.codegen.triton_gen import generate_triton
 
     source = generate_triton(graph_module, capacity=capacity, profile=profile)
     low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g, profile=bool(profile))
@@ -104,7 +104,7 @@ def _program_for(low: _Lowered, weights, dev: torch.device, **kw) -> Program:
     if low.capacity == "ir" and not program.all_resident():
         # ring queues need every program of their kernel resident at once, and the compiled kernels
         # (registers / shared memory) do not allow it: one slot per tile instead (no back-pressure)
-        from kitsune.codegen.to_triton import generate_triton
+        from kitsune.codegen.triton_gen import generate_triton
 
         if low.source_all is None:
             low.source_all = generate_triton(low.module, capacity="all", profile=low.profile)

@@ -14,67 +14,15 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
-    ModuleOp,
-    TensorType,
-)
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
 
 from kitsune.dialects.graph import GRAPH_OPS, GraphOp, fmt_loc, fmt_type
+# the value helpers live in kitsune.dialects.values; re-exported here for existing callers
+from kitsune.dialects.values import InterpretError, constant_value, np_dtype, round_bf16, to_storage  # noqa: F401
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import DYN
-
-
-class InterpretError(Exception):
-    """Bad inputs for a function (count, shape, dtype) or a failing op."""
-
-
-def np_dtype(elem) -> np.dtype:
-    if isinstance(elem, Float32Type) or isinstance(elem, BFloat16Type):
-        return np.dtype(np.float32)
-    if isinstance(elem, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(elem, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(elem, IntegerType):
-        w = elem.width.data
-        return np.dtype(bool) if w == 1 else np.dtype({8: np.int8, 16: np.int16, 32: np.int32}.get(w, np.int64))
-    raise InterpretError(f"no numpy type for {fmt_type(elem)}")
-
-
-def round_bf16(x: np.ndarray) -> np.ndarray:
-    """Round float32 values to the nearest bfloat16 (ties to even), kept as float32."""
-    shape = np.shape(x)
-    x = np.ascontiguousarray(x, dtype=np.float32).reshape(shape)  # ascontiguousarray makes 0-d arrays 1-d
-    bits = x.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    out = rounded.view(np.float32)
-    return np.where(np.isnan(x), x, out)
-
-
-def to_storage(a: np.ndarray, t: TensorType) -> np.ndarray:
-    elem = t.get_element_type()
-    a = np.asarray(a).astype(np_dtype(elem), copy=False)
-    if isinstance(elem, BFloat16Type):
-        a = round_bf16(a)
-    return a
-
-
-def constant_value(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    t = attr.get_type()
-    shape = [d for d in t.get_shape()]
-    vals = np.asarray(attr.get_values(), dtype=np_dtype(t.get_element_type()))
-    n = int(np.prod(shape)) if shape else 1
-    if vals.size == 1 and n != 1:
-        vals = np.full(n, vals.reshape(()))
-    return to_storage(vals.reshape(shape), t)
 
 
 def _run_graph_op(op: GraphOp, args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 def _triton(module, output):
-    from kitsune.codegen.to_triton import emit_triton
+    from kitsune.codegen.triton_gen import emit_triton
 
     emit_triton(module, output)
 

@@ -1,7 +1,7 @@
 """Ahead-of-time compile checks: generated Triton modules -> sm_90 cubins, no GPU needed.
 
 ``compile_module_source(source)`` imports the source of a module made by
-``kitsune.codegen.to_triton.generate_triton`` (or any module of the same shape: a
+``kitsune.codegen.triton_gen.generate_triton`` (or any module of the same shape: a
 ``KERNELS`` list of dicts with ``name``, ``fn`` (a ``triton.jit`` function),
 ``num_warps``, ``signature`` (parameter -> Triton type string) and ``constexprs``)
 and runs ``triton.compile`` on every kernel for a CUDA target (default sm_90,
@@ -15,21 +15,14 @@ its programs resident at once.
 It must run in a process *without* ``TRITON_INTERPRET``: with it set, ``triton.jit``
 builds interpreter functions that cannot be compiled. ``compile_in_subprocess``
 starts a clean process (the environment without ``TRITON_INTERPRET``) that runs
-the CLI below and returns its JSON.
+the command line (``kitsune.tools.aot``) and returns its JSON.
 
-CLI (full-size import on the meta device, bf16, lowered with
-``kitsune-pipeline{mode=M}``, generated, compiled, printed as a table)::
-
-    python -m kitsune.codegen.aot --workload mlp_gpt3_T256 --mode dataflow
-    python -m kitsune.codegen.aot --workload all --mode all --json out.json
-    python -m kitsune.codegen.aot --source generated.py      # a module file as is
-
-Exit status 1 when a kernel failed to compile (or generation failed), else 0.
+The command line (a table of the records) is ``kitsune.tools.aot``
+(``python -m kitsune.tools.aot``; ``python -m kitsune.codegen.aot`` still runs it).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
@@ -43,7 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 MODES = ("dataflow", "bulk-sync")
 
@@ -323,7 +316,7 @@ def lower(module, mode: str, gpu: str = "h100"):
 
 
 def generate(module, capacity: str = "ir") -> str:
-    from kitsune.codegen.to_triton import generate_triton
+    from kitsune.codegen.triton_gen import generate_triton
 
     return generate_triton(module, capacity=capacity)
 
@@ -393,7 +386,7 @@ def compile_in_subprocess(workload: str, modes: Sequence[str] = MODES, scale: fl
     """
     with tempfile.TemporaryDirectory(prefix="kitsune_aot_sub_") as tmp:
         jpath = os.path.join(tmp, "out.json")
-        cmd = [python or sys.executable, "-m", "kitsune.codegen.aot", "--workload", workload,
+        cmd = [python or sys.executable, "-m", "kitsune.tools.aot", "--workload", workload,
                "--mode", ",".join(modes), "--scale", repr(scale), "--arch", str(arch), "--json", jpath, "--quiet"]
         try:
             p = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, timeout=timeout)
@@ -408,89 +401,7 @@ def compile_in_subprocess(workload: str, modes: Sequence[str] = MODES, scale: fl
                  "error": f"exit {p.returncode}: " + "\n".join(tail), "kernels": []} for m in modes]
 
 
-# ----------------------------------------------------------------------------------
-# table + CLI
-# ----------------------------------------------------------------------------------
+if __name__ == "__main__":  # the command line is kitsune.tools.aot; `python -m kitsune.codegen.aot` runs it too
+    from kitsune.tools.aot import main
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "y" if v else "n"
-    return str(v)
-
-
-def format_table(records: Iterable[dict]) -> str:
-    cols = ["workload", "mode", "kernel", "ok", "grid", "warps", "regs", "smem", "spill", "wgmma", "mma",
-            "cta/SM", "resident", "rings", "secs"]
-    rows = []
-    for rec in records:
-        if not rec.get("kernels"):
-            rows.append([rec.get("workload", "-"), rec.get("mode", "-"), "-", "n"] + ["-"] * (len(cols) - 4))
-            continue
-        for k in rec["kernels"]:
-            spill = None
-            if k.get("spill_stores") is not None or k.get("spill_loads") is not None:
-                spill = (k.get("spill_stores") or 0) + (k.get("spill_loads") or 0)
-            rows.append([rec.get("workload", "-"), rec.get("mode", "-"), k["name"], _fmt(k["ok"]), _fmt(k.get("grid")),
-                         _fmt(k.get("num_warps")), _fmt(k.get("registers")), _fmt(k.get("shared")), _fmt(spill),
-                         _fmt(k.get("wgmma")), _fmt(k.get("mma")), _fmt(k.get("ctas_per_sm")),
-                         _fmt(k.get("resident")), _fmt(k.get("ring_queues")), _fmt(k.get("compile_s"))])
-    widths = [max(len(c), *(len(str(r[i])) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
-    lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
-    errs = [r for r in records if r.get("error")]
-    for r in errs:
-        lines.append(f"! {r.get('workload', '-')} {r.get('mode', '-')} [{r.get('stage')}]: {r['error']}")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m kitsune.codegen.aot", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workload", help="workload name, comma list, or 'all'")
-    ap.add_argument("--source", help="compile this generated module file instead of a workload")
-    ap.add_argument("--mode", default="dataflow", help="dataflow, bulk-sync, a comma list, or 'all'")
-    ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--arch", type=int, default=90)
-    ap.add_argument("--gpu", default="h100", help="GPU preset for kitsune-pipeline")
-    ap.add_argument("--capacity", default="ir", choices=["ir", "all"])
-    ap.add_argument("--json", help="write the records as JSON to this file")
-    ap.add_argument("--quiet", action="store_true", help="no table")
-    args = ap.parse_args(argv)
-    if bool(args.workload) == bool(args.source):
-        ap.error("give --workload W or --source FILE")
-    if interpret_env_set():
-        print("kitsune.codegen.aot: error: TRITON_INTERPRET is set; run without it "
-              "(env -u TRITON_INTERPRET python -m kitsune.codegen.aot ...)", file=sys.stderr)
-        return 2
-
-    records: list[dict] = []
-    if args.source:
-        with open(args.source) as fh:
-            src = fh.read()
-        ks = compile_module_source(src, args.arch)
-        records.append({"workload": os.path.basename(args.source), "mode": "-", "kernels": ks,
-                        "ok": bool(ks) and all(k["ok"] for k in ks), "stage": None})
-    else:
-        from kitsune.models import WORKLOADS
-
-        names = list(WORKLOADS) if args.workload == "all" else args.workload.split(",")
-        modes = list(MODES) if args.mode == "all" else args.mode.split(",")
-        for m in modes:
-            if m not in MODES:
-                ap.error(f"unknown mode {m!r} (dataflow, bulk-sync)")
-        for n in names:
-            if n not in WORKLOADS:
-                ap.error(f"unknown workload {n!r}; valid: {', '.join(WORKLOADS)}")
-            records += compile_workload(n, modes, args.scale, args.arch, args.gpu, args.capacity)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(records, fh, indent=1)
-    if not args.quiet:
-        print(format_table(records))
-    return 0 if records and all(r["ok"] for r in records) else 1
-
-
-if __name__ == "__main__":
     sys.exit(main())

@@ -52,6 +52,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 from kitsune.dialects.graph import fmt_loc
 from kitsune.dialects.gpu_queue import KernelOp, PopOp, ProgramOp, StageOp, YieldOp
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.dialects.values import constant_value
 
 
 WHOLE_LIMIT = 1 << 16
@@ -431,8 +432,6 @@ def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:
 
 
 def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    from kitsune.interpreter import constant_value
-
     return constant_value(attr)
 
 

@@ -53,6 +53,7 @@ from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, build
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.gpu_queue import PopOp, PushOp, YieldOp
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.dialects.values import constant_value
 from kitsune.semantics import comprehension as tc
 from kitsune.semantics import optable
 
@@ -243,8 +244,6 @@ class _Gen:
         return info
 
     def constant(self, op: GraphOp, prefix: str) -> TInfo:
-        from kitsune.interpreter import constant_value
-
         t = op.results[0].type
         shape = _check_static(tensor_shape(t), f"{fmt_loc(op)}graph.constant")
         arr = np.asarray(constant_value(op.properties["value"]))

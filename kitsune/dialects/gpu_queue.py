@@ -107,6 +107,7 @@ from kitsune.dialects.regions import (
     print_types_arrow,
     tensor_shape,
 )
+from kitsune.dialects.values import np_dtype
 
 
 
@@ -837,8 +838,6 @@ class GpuQueueFunctions(InterpreterFunctions):
         lo, hi = s.pid_range()
         qgrid, qtile = q.op.grid(), q.op.tile_sizes()
         shape = tensor_shape(q.op.tensor_type)
-        from kitsune.interpreter import np_dtype
-
         out = np.zeros(shape, dtype=np_dtype(q.op.tensor_type.get_element_type()))
         have = np.zeros(qgrid, dtype=bool) if qgrid else np.zeros((), dtype=bool)
         ctiles = _tiles(s.grid())

@@ -1,7 +1,7 @@
 """Run generated Triton programs: load the module, allocate state, upload weights, launch.
 
 A :class:`Program` wraps one generated module (the text that
-``kitsune.codegen.to_triton.generate_triton`` returns). The module's interface::
+``kitsune.codegen.triton_gen.generate_triton`` returns). The module's interface::
 
     TENSORS  name -> (shape, dtype key, role)      role: input | parameter | buffer | constant
     LABELS   name -> user label (the kitsune.name: the key of the weights dict)
@@ -289,7 +289,7 @@ class Program:
                     capacity: str | None = None, **kw) -> "Program":
         """Generate Triton for a gpu_queue-lowered module (``capacity`` 'all' under the interpreter, else
         'ir') and load it."""
-        from kitsune.codegen.to_triton import generate_triton
+        from kitsune.codegen.triton_gen import generate_triton
 
         dev = resolve_device(device)
         cap = capacity or ("all" if uses_interpreter(dev) else "ir")

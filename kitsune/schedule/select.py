@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.dialects.values import constant_value
 from kitsune.gpu import GPU, get_gpu
 from kitsune.schedule import db as tuning_db
 from kitsune.schedule.configs import Config, GenericConfig, Problem, default_config
@@ -113,8 +114,6 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
 
 
 def _zero_constant(v) -> bool:
-    from kitsune.interpreter import constant_value
-
     op = v.owner
     if not isinstance(op, GOp) or op.OPDEF.name != "constant":
         return False

@@ -22,7 +22,8 @@ def random_inputs(f, seed: int = 0, index_high: int = 2, weights: dict | None = 
     """Seeded random inputs for a func: normal floats, integers in [0, index_high), bools."""
     from xdsl.dialects.builtin import TensorType
 
-    from kitsune.interpreter import arg_names, np_dtype
+    from kitsune.dialects.values import np_dtype
+    from kitsune.interpreter import arg_names
 
     rng = np.random.default_rng(seed)
     out = []

@@ -1,4 +1,4 @@
-"""Ahead-of-time compile checks (kitsune.codegen.aot): Triton -> sm_90 cubin, no GPU needed.
+"""Ahead-of-time compile checks (kitsune.codegen.aot, kitsune.tools.aot): Triton -> sm_90 cubin, no GPU needed.
 
 The ``aot`` tests generate every workload at full size in both modes and compile
 every kernel for sm_90 in subprocesses whose environment has no
@@ -21,6 +21,7 @@ import pytest
 
 from kitsune.codegen import aot
 from kitsune.models import WORKLOADS
+from kitsune.tools.aot import format_table
 
 HAND_WRITTEN = textwrap.dedent('''
     import triton
@@ -69,7 +70,7 @@ def _run_source(tmp_path, source: str):
     path = tmp_path / "gen.py"
     path.write_text(source)
     out = tmp_path / "out.json"
-    p = subprocess.run([sys.executable, "-m", "kitsune.codegen.aot", "--source", str(path), "--json", str(out)],
+    p = subprocess.run([sys.executable, "-m", "kitsune.tools.aot", "--source", str(path), "--json", str(out)],
                        env=aot.clean_env(), capture_output=True, text=True, timeout=600)
     assert out.exists(), p.stderr[-3000:]
     return p, json.loads(out.read_text())
@@ -128,7 +129,7 @@ def test_failing_kernel_is_reported(tmp_path):
 # every workload, full size, both modes (slow)
 # ----------------------------------------------------------------------------------------------
 
-HAVE_CODEGEN = importlib.util.find_spec("kitsune.codegen.to_triton") is not None
+HAVE_CODEGEN = importlib.util.find_spec("kitsune.codegen.triton_gen") is not None
 TIMEOUT = float(os.environ.get("KITSUNE_AOT_TIMEOUT", "2400"))
 
 
@@ -152,7 +153,7 @@ def _record(aot_futures, workload, mode) -> dict:
 aot_case = [
     pytest.mark.aot,
     pytest.mark.slow,
-    pytest.mark.skipif(not HAVE_CODEGEN, reason="kitsune.codegen.to_triton is not there yet"),
+    pytest.mark.skipif(not HAVE_CODEGEN, reason="kitsune.codegen.triton_gen is not there yet"),
     pytest.mark.parametrize("mode", aot.MODES),
     pytest.mark.parametrize("workload", list(WORKLOADS)),
 ]
@@ -167,7 +168,7 @@ def _aot_case(fn):
 @_aot_case
 def test_workload_kernels_compile_for_sm90(aot_futures, workload, mode):
     rec = _record(aot_futures, workload, mode)
-    table = aot.format_table([rec])
+    table = format_table([rec])
     assert rec["ok"], f"{workload} {mode} failed at {rec.get('stage')}: {rec.get('error')}\n{table}"
     assert rec["kernels"], f"{workload} {mode}: no kernels"
     for k in rec["kernels"]:

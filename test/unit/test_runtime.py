@@ -1,7 +1,7 @@
 """kitsune.runtime / kitsune.compile: loading generated modules, inputs, outputs, caching, report.
 
 A hand-written module of the generated interface (``FAKE``) exercises the runtime alone; real models
-go through ``kitsune.compile`` once ``kitsune.codegen.to_triton`` exists. Everything runs under Triton's
+go through ``kitsune.compile`` once ``kitsune.codegen.triton_gen`` exists. Everything runs under Triton's
 CPU interpreter when no GPU is present: shapes stay tiny.
 """
 
@@ -279,9 +279,9 @@ def test_fake_program_on_gpu_with_cuda_graph():
 
 def _needs_codegen():
     try:
-        import kitsune.codegen.to_triton  # noqa: F401
+        import kitsune.codegen.triton_gen  # noqa: F401
     except ImportError:
-        pytest.skip("kitsune.codegen.to_triton not available yet")
+        pytest.skip("kitsune.codegen.triton_gen not available yet")
 
 
 class MLP(torch.nn.Module):

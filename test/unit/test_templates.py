@@ -18,7 +18,7 @@ pytest.importorskip("triton")
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from kitsune.codegen.to_triton import generate_triton  # noqa: E402
+from kitsune.codegen.triton_gen import generate_triton  # noqa: E402
 from test_triton_codegen import load_generated  # noqa: E402  (the interpreter's module loader)
 from kitsune.context import make_context, parse_module  # noqa: E402
 from kitsune.dialects import dataflow as df  # noqa: E402

@@ -17,7 +17,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kitsune.codegen.plan import CodegenError, build_plan, matching_tile  # noqa: E402
-from kitsune.codegen.to_triton import (  # noqa: E402
+from kitsune.codegen.triton_gen import generate_triton  # noqa: E402
+from kitsune.codegen.triton_gen.index_algebra import (  # noqa: E402
     Atom,
     lconst,
     latom,
@@ -26,7 +27,6 @@ from kitsune.codegen.to_triton import (  # noqa: E402
     lmod,
     lrange,
     lscale,
-    generate_triton,
 )
 from kitsune.context import make_context, parse_module  # noqa: E402
 from kitsune.models import WORKLOADS, get_workload  # noqa: E402

@@ -12,31 +12,39 @@ readers). The runtime zeroes the result's buffer before the kernel starts
 the result is skipped, and flagged in debug builds (``WATCHDOG > 0``).
 
 The loop structure, tiling and atomics live here; all arithmetic comes from the
-evaluator (``StageGen``).
+evaluator. It drives the stage function through the shell's hook surface only
+(``StageGen.open_work_items`` / ``tile_index`` / ``body_text``, ``g.b``, ``g.ev``,
+``g.tile``; see ``kitsune.codegen.triton_gen.stage``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from kitsune.codegen.plan import CodegenError
+from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lconst, lscale, strides
+from kitsune.codegen.triton_gen.syntax import TL, lit
 from kitsune.dialects.graph import fmt_loc
 
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.stage import StageGen
 
-def generate_scatter(g) -> list[str]:
-    """The stage function body of a scatter stage (``g``: the stage's ``StageGen``)."""
-    from kitsune.codegen.to_triton import TL, OpProgram, ladd, laxes, lconst, lit, lscale
+
+def generate_scatter(g: "StageGen") -> list[str]:
+    """The stage function body of a scatter stage (``g``: the stage's shell)."""
     from kitsune.schedule.select import anchor_of, scatter_form
     from kitsune.semantics.comprehension import Indirect
 
     st = g.stage
+    b, ev = g.b, g.ev
     op, _ = anchor_of(st.op)
     form = scatter_form(op) if op is not None else None
     if form is None or st.pops or st.pushes or len(st.stores) != 1:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the scatter template needs a stage whose only "
                            f"result is a scatter-accumulate stored to a global buffer")
     r, _ = form
-    opp = g.progs[id(op)] = OpProgram(op)
+    opp = ev.program(op)
     s = opp.prog.stmts[r.stmt]
     ext = opp.bound.extents[r.stmt]
     BJ, S = int(g.cfg["BJ"]), st.split
@@ -45,55 +53,50 @@ def generate_scatter(g) -> list[str]:
     if -(-J // BJ) != S:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": SPLIT = {S} does not cover {J} source rows in "
                            f"blocks of BJ = {BJ}")
-    items, nprog = st.work_items, st.programs
-    body = g.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
-    g.em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
-    g.em.emit(f"t = w // {S}", 1)
-    g.em.emit(f"ks = w % {S}  # source rows [ks * {BJ}, ks * {BJ} + {BJ})", 1)
-    if items % nprog:
-        g.em.open(f"if w < {items}:", 1)
-        g.em.active = g.em.active[:1] + [g.em.active[2]]
+    body = g.open_work_items(S, f"source rows [ks * {BJ}, ks * {BJ} + {BJ})")
     # the result's column tile: the scatter dims collapse (any row may be hit)
-    rj = g.new_axis("j", BJ)  # first: blocks are [BJ, BD], source rows by columns
+    rj = b.new_axis("j", BJ)  # first: blocks are [BJ, BD], source rows by columns
     scat = [isinstance(ix, Indirect) for ix in s.lhs.indices]
     T = tuple(1 if sc else t for t, sc in zip(st.tile, scat))
     D = tuple(1 if sc else d for d, sc in zip(st.shape, scat))
-    idx, g.out_axes = g._tile_index(T, D)
+    tix = g.tile_index(T, D)
+    idx = tix.idx
+    g.tile.axes = tix.axes
     binding = {ix.terms[0][0]: idx[k] for k, ix in enumerate(s.lhs.indices) if not scat[k]}
-    jl = ladd(lscale(g.sym("ks", 0, S - 1, 1), BJ), g.axis(rj, BJ - 1))
-    binding.update(g._decompose(jl, jvars, ext))
+    jl = ladd(lscale(b.sym("ks", 0, S - 1, 1), BJ), b.axis(rj, BJ - 1))
+    binding.update(ev.decompose(jl, jvars, ext))
     conds: list = [(jl, "<", J)] if S * BJ != J else []
-    val = g.expr(opp, s.rhs, binding, 0.0)
+    val = ev.expr(opp, s.rhs, binding, 0.0)
     # the target: plain dims from the tile, scattered dims from the index tensor
     buf = st.stores[0][1]
     t = g.gen.plan.tensors[buf]
-    strides = g.strides(t.shape)
+    tstrides = strides(t.shape)
     terms = []
     for k, ix in enumerate(s.lhs.indices):
         if not scat[k]:
-            terms.append(lscale(idx[k], strides[k]))
-            conds += g.conds((idx[k],), (t.shape[k],))
+            terms.append(lscale(idx[k], tstrides[k]))
+            conds += b.conds((idx[k],), (t.shape[k],))
             continue
-        iv = g.read(opp, ix.access, binding, 0.0)
+        iv = ev.read(opp, ix.access, binding, 0.0)
         n = t.shape[k]
         code = g.gen.index_check(opp.op, s.lhs, k, n)
-        g.em.emit(f"if WATCHDOG > 0: _index_check({g.place(iv, iv.frame)}, {n}, err, {code})", max(1, iv.depth))
-        conds += [g.binop(">=", iv, g._lin_tv(lconst(0))), g.binop("<", iv, g._lin_tv(lconst(n)))]
-        terms.append(lscale(g.val_atom(iv), strides[k]))
-    m = g._mask_mixed(conds)
+        b.em.emit(f"if WATCHDOG > 0: _index_check({b.place(iv, iv.frame)}, {n}, err, {code})", max(1, iv.depth))
+        conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
+        terms.append(lscale(b.val_atom(iv), tstrides[k]))
+    m = b.mask_mixed(conds)
     off = ladd(*terms)
-    frame = g.frame_of({rj} | set(val.frame) | set(m.frame) | laxes(off))
+    frame = b.frame_of({rj} | set(val.frame) | set(m.frame) | laxes(off))
     if frame[0] != rj or len(frame) > 2:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": scatter block {frame} is not [rows, columns]")
-    shp = ", ".join(str(g.aranges[a]) for a in frame)
-    lanes = g._lane(frame)
-    mk = g.place(m, frame) + (f" & {lanes}" if lanes else "")
+    shp = ", ".join(str(b.aranges[a]) for a in frame)
+    lanes = b.lane_mask(frame)
+    mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
     pad = "[:, None]" if len(frame) == 1 else ""
-    g.em.emit(f"_scatter_add({buf}, tl.broadcast_to({g.render(off, frame)}, [{shp}]){pad}, "
-              f"tl.broadcast_to(({g.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])"
+    b.em.emit(f"_scatter_add({buf}, tl.broadcast_to({b.render(off, frame)}, [{shp}]){pad}, "
+              f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])"
               f".to({TL[t.dtype]}){pad}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
-    g.em.close(0, body)
-    return g._body_text()
+    b.em.close(0, body)
+    return g.body_text()
 
 
 __all__ = ["generate_scatter"]

@@ -20,14 +20,22 @@ masked), so K and V are read once per group instead of once per head.
 The loop structure, the recurrence and the dots live here; every load (q, the key
 and value blocks, with whatever layout ops lead to them: the KV-cache concatenation
 is a select between a load of the cache and a load of the new row, never a copy)
-comes from the comprehension evaluator (``StageGen.value_at``).
+comes from the comprehension evaluator (``Evaluator.value_at``).
 """
 
 from __future__ import annotations
 
-from kitsune.codegen.plan import CodegenError
+from typing import TYPE_CHECKING
+
+from kitsune.codegen.plan import CodegenError, dtype_key
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst
+from kitsune.codegen.triton_gen.syntax import TL
 from kitsune.dialects.graph import fmt_loc
 from kitsune.dialects.regions import tensor_shape
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.stage import StageGen
 
 
 def _owner_named(v, name: str):
@@ -66,11 +74,10 @@ def attention_chain(stage) -> tuple | None:
     return q, k, v, scale, o, m, l_
 
 
-def generate_decode_attention(g) -> list[str]:
-    """The stage function body of a decode_attention partial (``g``: the stage's ``StageGen``)."""
-    from kitsune.codegen.to_triton import TL, TV, Lin, dtype_key, ladd, lconst
-
+def generate_decode_attention(g: "StageGen") -> list[str]:
+    """The stage function body of a decode_attention partial (``g``: the stage's shell)."""
     st = g.stage
+    b, ev = g.b, g.ev
     chain = attention_chain(st)
     T, D = tuple(st.tile), tuple(st.shape)
     if chain is None or len(T) != 4 or T[0] != 1 or T[2] != 1 or T[3] != D[3]:
@@ -78,79 +85,73 @@ def generate_decode_attention(g) -> list[str]:
                            f"yielding (o, m, l) of softmax(q k^T * scale) v with tiles [1, H, 1, Ev]")
     q, k, v, scale, o, m, l_ = chain
     L, E = tensor_shape(k.type)[2], tensor_shape(q.type)[3]
+    Ev = tensor_shape(v.type)[3]
     BN = int(g.cfg.get("BN", 64))
 
     def fetch(val, idx):
-        return g.access(val, idx, 0.0) if g._is_direct(val) else g.value_at(val, idx)
+        return ev.access(val, idx, 0.0) if ev.is_direct(val) else ev.value_at(val, idx)
 
-    items, nprog = st.work_items, st.programs
-    body = g.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
-    g.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
-    if items % nprog:
-        g.em.open(f"if t < {items}:", 1)
-        g.em.active = g.em.active[:1] + [g.em.active[2]]
-    idx, g.out_axes = g._tile_index(T, D)
-    g.out_idx = tuple(idx)
-    g.out_local = g.last_local
-    ha, ea = g.out_axes.get(1), g.out_axes[3]
-    rows = g.aranges[ha] if ha is not None else 1
+    body = g.open_work_items(None)
+    tix = g.tile_index(T, D)
+    idx = tix.idx
+    g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(idx), tix.local
+    ha, ea = tix.axes.get(1), tix.axes[3]
+    rows = b.aranges[ha] if ha is not None else 1
     if ha is None or rows < 16:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": decode_attention needs the head axis padded to "
                            f"16 rows (tile {list(T)})")
     # the tile's first head: every head of the tile reads the same key/value head
     h0 = Lin(tuple((a, c) for a, c in idx[1].terms if a.kind != "axis"), idx[1].const)
-    qv = fetch(q, (idx[0], idx[1], idx[2], g.axis(ea, E - 1)))
-    qb = g._block(qv, (ha, ea))
-    sv = fetch(scale, ())
-    sc = g.place(sv, ()) if sv.const is None else repr(float(sv.const))
+    qv = fetch(q, (idx[0], idx[1], idx[2], b.axis(ea, E - 1)))
     et = dtype_key(q.type.get_element_type())
     low = et in ("bf16", "f16")  # tensor-core operands in the model's type (fp32 accumulation), else fp32
     dt = TL[et] if low else "tl.float32"
     prec = "" if low or g.gen.tf32 else ', input_precision="ieee"'
     dot = "_dot_lp" if low else "tl.dot"
-    g.em.emit(f"qd = ({qb}).to({dt})", 1)
-    g.em.emit(f"m_run = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
-    g.em.emit(f"l_run = tl.zeros([{rows}], tl.float32)", 1)
-    Ev = tensor_shape(v.type)[3]
-    g.em.emit(f"o_run = tl.zeros([{rows}, {g.aranges[ea]}], tl.float32)", 1)
+    sv = fetch(scale, ())
+    sc = b.place(sv, ()) if sv.const is None else repr(float(sv.const))
+    em = b.em
+    em.emit(f"qd = ({b.block(qv, (ha, ea))}).to({dt})", 1)
+    em.emit(f"m_run = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
+    em.emit(f"l_run = tl.zeros([{rows}], tl.float32)", 1)
+    em.emit(f"o_run = tl.zeros([{rows}, {b.aranges[ea]}], tl.float32)", 1)
     if L < BN:
         BN = max(16, 1 << (L - 1).bit_length())
-    na = g.new_axis("n", BN)
-    loop = g.em.open(f"for n0 in range(0, {L}, {BN}):", 1)
+    na = b.new_axis("n", BN)
+    loop = em.open(f"for n0 in range(0, {L}, {BN}):", 1)
     if L >= BN:
         # the last block moves back to end at the last key (its keys before n0 are masked): every key index
         # stays inside the chunk, so the loads need no bounds and the concat's select folds where it can
-        g.em.emit(f"nb = tl.minimum(n0, {L - BN})" if L % BN else "nb = n0", 2)
-        n = ladd(g.sym("nb", 0, L - BN, 2), g.axis(na, BN - 1))
+        em.emit(f"nb = tl.minimum(n0, {L - BN})" if L % BN else "nb = n0", 2)
+        n = ladd(b.sym("nb", 0, L - BN, 2), b.axis(na, BN - 1))
     else:
-        g.em.emit("nb = n0", 2)
-        n = ladd(g.sym("nb", 0, 0, 2), g.axis(na, BN - 1))
-    kv = fetch(k, (idx[0], h0, n, g.axis(ea, E - 1)))
-    vv = fetch(v, (idx[0], h0, n, g.axis(ea, Ev - 1)))
-    fr = g.frame_of({ea, na})  # (head dim, keys): K^T
-    g.em.emit(f"kt = ({g._block(kv, fr)}).to({dt})", 2)
-    g.em.emit(f"vt = ({g._block(vv, fr)}).to({dt})", 2)
-    g.em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
+        em.emit("nb = n0", 2)
+        n = ladd(b.sym("nb", 0, 0, 2), b.axis(na, BN - 1))
+    kv = fetch(k, (idx[0], h0, n, b.axis(ea, E - 1)))
+    vv = fetch(v, (idx[0], h0, n, b.axis(ea, Ev - 1)))
+    fr = b.frame_of({ea, na})  # (head dim, keys): K^T and V^T
+    em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", 2)
+    em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", 2)
+    em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
     if L < BN:  # keys past the chunk
-        g.em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", 2)
+        em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", 2)
     elif L % BN:  # keys the previous block had
-        g.em.emit(f"s = tl.where((nb + {na}_raw >= n0)[None, :], s, float(\"-inf\"))", 2)
-    g.em.emit("m_new = tl.maximum(m_run, tl.max(s, 1))", 2)
-    g.em.emit("alpha = tl.exp(m_run - m_new)", 2)
-    g.em.emit("p = tl.exp(s - m_new[:, None])", 2)
-    g.em.emit("l_run = l_run * alpha + tl.sum(p, 1)", 2)
-    g.em.emit(f"o_run = {dot}(p.to({dt}), tl.trans(vt), o_run * alpha[:, None]{prec})", 2)
-    g.em.emit("m_run = m_new", 2)
-    g.em.close(1, loop)
+        em.emit(f"s = tl.where((nb + {na}_raw >= n0)[None, :], s, float(\"-inf\"))", 2)
+    em.emit("m_new = tl.maximum(m_run, tl.max(s, 1))", 2)
+    em.emit("alpha = tl.exp(m_run - m_new)", 2)
+    em.emit("p = tl.exp(s - m_new[:, None])", 2)
+    em.emit("l_run = l_run * alpha + tl.sum(p, 1)", 2)
+    em.emit(f"o_run = {dot}(p.to({dt}), tl.trans(vt), o_run * alpha[:, None]{prec})", 2)
+    em.emit("m_run = m_new", 2)
+    em.close(1, loop)
     # the results: o [.., H, 1, Ev], m and l [.., H, 1, 1]
     one = (idx[0], idx[1], idx[2], lconst(0))
     for val, tv, ix in ((o, TV("o_run", (ha, ea), 1, "f"), idx),
                         (m, TV("m_run", (ha,), 1, "f"), one),
                         (l_, TV("l_run", (ha,), 1, "f"), one)):
-        buf = next(b for y, b, _ in st.stores if y is val)
-        g._store(buf, tv, ix, whole=False)
-    g.em.close(0, body)
-    return g._body_text()
+        g.store(next(buf for y, buf, _ in st.stores if y is val), tv, ix, whole=False)
+    em.close(0, body)
+    return g.body_text()
 
 
 __all__ = ["generate_decode_attention", "attention_chain"]

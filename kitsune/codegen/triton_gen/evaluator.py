@@ -1,0 +1,349 @@
+"""The comprehension evaluator: what is value ``v`` at the symbolic index ``I``?
+
+A stage's body computes whole tensors in value semantics; the evaluator never builds per-op loops. For a
+value and an index (a tuple of ``Lin``) it reads the op's comprehension program (``kitsune.semantics.optable``)
+statement by statement: the left side is solved for its index variables (``invert``), the right side is
+evaluated with that binding (``expr``: arithmetic, calls, reads of operands), several statements writing
+one tensor are folded with ``tl.where``, and a reduction statement goes to ``Reductions`` (which picks a
+template: tensor-core dot, whole-row, unrolled window or a chunked loop). Reads of the stage's arguments and
+popped queue tiles become masked loads (``Memory``); everything is memoised per index, so a value needed at
+the same index twice is computed once.
+
+Public surface used by the templates (``kitsune.codegen.triton_gen.templates``): ``program``, ``access``,
+``value_at``, ``is_direct``, ``read``, ``index_lins``, ``expr``, ``decompose``, and the attributes ``b``
+(``Blocks``), ``mem`` (``Memory``), ``arith`` (``Arithmetic``: ``binop``, ``call``, ``combine``), ``gen`` (the
+module generator: tensors, constants, index checks), ``stage``, ``cfg``, ``template``, ``tile`` (the stage's
+output tile) and ``split_k``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Block, SSAValue
+
+from kitsune.codegen.plan import CodegenError, Queue, Stage, dtype_key
+from kitsune.codegen.triton_gen.arithmetic import Arithmetic
+from kitsune.codegen.triton_gen.blocks import Blocks
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, lrange, lscale, strides
+from kitsune.codegen.triton_gen.memory import Memory
+from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL
+from kitsune.dialects.graph import GraphOp, fmt_loc
+from kitsune.dialects.regions import tensor_shape
+from kitsune.dialects.values import constant_value
+from kitsune.semantics import optable
+from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, IVar, Neg, Num, parse
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.module import TritonGen
+    from kitsune.codegen.triton_gen.templates.split_k import SplitK
+    from kitsune.codegen.triton_gen.tiling import OutputTile
+
+
+class OpProgram:
+    """A graph op's comprehension program, instantiated for its operand shapes and attributes."""
+
+    def __init__(self, op: GraphOp):
+        od = op.OPDEF
+        shapes = [tensor_shape(o.type) for o in op.operands]
+        try:
+            inst, bound = optable.instantiate(od, shapes, op.attrs())
+        except optable.OpError as e:  # verified IR: cannot happen
+            raise CodegenError(f"{fmt_loc(op)}'{op.name}': {e}") from None
+        self.op = op
+        self.inst = inst
+        self.bound = bound
+        self.prog = parse(inst.text, inst.params)
+        self.inputs = {n: op.operands[p] for n, p in inst.inputs.items() if p < len(op.operands)}
+        self.results = {r: i for i, r in enumerate(inst.results)}
+
+
+class Evaluator:
+    def __init__(self, gen: "TritonGen", stage: Stage, blocks: Blocks, memory: Memory, tile: "OutputTile",
+                 split_k: "SplitK", anchor):
+        from kitsune.codegen.triton_gen.reductions import Reductions
+
+        self.gen = gen
+        self.stage = stage
+        self.template = stage.template
+        self.cfg = stage.config
+        self.b = blocks
+        self.mem = memory
+        self.arith = Arithmetic(blocks)
+        self.tile = tile
+        self.split_k = split_k
+        self.anchor = anchor  # (id(op), statement) the template's loop computes, or None
+        self.progs: dict[int, OpProgram] = {}
+        self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
+        self.extra_tensors: set[str] = set()  # non-splat constants the stage reads
+        self.reductions = Reductions(self)
+
+    def program(self, op: GraphOp) -> OpProgram:
+        """``op``'s comprehension program (instantiated once per stage)."""
+        opp = self.progs.get(id(op))
+        if opp is None:
+            opp = self.progs[id(op)] = OpProgram(op)
+        return opp
+
+    # ---- values
+    def access(self, v: SSAValue, idx: tuple[Lin, ...], neutral: float, raw: bool = False) -> TV:
+        """v at idx; positions outside v read ``neutral``. ``raw``: a load from memory keeps its element type
+        (a tensor-core operand), instead of widening to fp32."""
+        shape = tensor_shape(v.type)
+        cs = self.b.conds(idx, shape)
+        raw = raw and self.is_direct(v)
+        key = ("acc", id(v), tuple(x.key() for x in idx), neutral if cs else None, raw)
+        if key in self.b.memo:
+            return self.b.memo[key]
+        if isinstance(v.owner, Block) and v in self.stage.args:
+            tv = self.load_global(self.stage.args[v], idx, cs, neutral, raw)
+        elif v in self.pop_of:
+            tv = self.load_queue(self.pop_of[v], idx, cs, neutral, raw)
+        else:
+            tv = self.value_at(v, idx)
+            if cs:
+                tv = self.b.where(self.b.mask(cs), tv, neutral)
+        self.b.memo[key] = tv
+        return tv
+
+    def is_direct(self, v: SSAValue) -> bool:
+        """``v`` is read from memory: an argument of the stage (a global tensor) or a popped queue tile."""
+        return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of
+
+    def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
+        t = self.gen.plan.tensors[name]
+        off = ladd(*(lscale(x, s) for x, s in zip(idx, strides(t.shape))))
+        return self.mem.load(name, off, cs, neutral, t.dtype, raw=raw)
+
+    def load_queue(self, q: Queue, idx, cs, neutral, raw: bool = False) -> TV:
+        tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]
+        off = [lmod(x, t) for x, t in zip(idx, q.tile)]
+        j = ladd(*(lscale(c, s) for c, s in zip(tc, strides(q.grid))))
+        slot = lmod(j, q.capacity)
+        flat = ladd(lscale(slot, q.tile_elems), *(lscale(o, s) for o, s in zip(off, strides(q.tile))))
+        # queue data is read only after the tile's waits: never hoist above the tile loop
+        return self.mem.load(q.storage, flat, cs, neutral, q.dtype, ', cache_modifier=".cg"', min_depth=1, raw=raw)
+
+    def value_at(self, v: SSAValue, idx: tuple[Lin, ...]) -> TV:
+        key = ("val", id(v), tuple(x.key() for x in idx))
+        if key in self.b.memo:
+            return self.b.memo[key]
+        op = v.owner
+        if not isinstance(op, GraphOp):
+            raise CodegenError(f"{fmt_loc(op)}'{getattr(op, 'name', op)}' cannot be generated inside a stage")
+        name = op.name.split(".", 1)[1]
+        if name == "reshape":
+            src = op.operands[0]
+            lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
+            sshape = tensor_shape(src.type)
+            sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
+            tv = self.value_at(src, sidx) if not (isinstance(src.owner, Block) or src in self.pop_of) \
+                else self.access(src, sidx, 0.0)
+        elif name == "constant":
+            tv = self.constant(op, v, idx)
+        else:
+            opp = self.program(op)
+            tv = self.tensor(opp, opp.inst.results[v.index], idx)
+            rdt = dtype_key(v.type.get_element_type())
+            if rdt.startswith("i") and tv.kind == "f" and rdt != "i1":
+                tv = self.b.tmp(f"{self.b.place(tv, tv.frame)}.to({TL[rdt]})", tv.frame, tv.depth, "i")
+            elif name == "cast" and rdt in ("bf16", "f16") and tv.const is None:
+                tv = self.b.tmp(f"{tv.code}.to({TL[rdt]}).to(tl.float32)", tv.frame, tv.depth, "f")
+        self.b.memo[key] = tv
+        return tv
+
+    def constant(self, op, v: SSAValue, idx) -> TV:
+        attr = op.attributes.get("value") or op.properties.get("value")
+        if not isinstance(attr, DenseIntOrFPElementsAttr):
+            raise CodegenError(f"{fmt_loc(op)}'graph.constant' without a dense value")
+        arr = constant_value(attr)
+        flat = arr.reshape(-1)
+        kind = "f" if arr.dtype.kind == "f" else ("b" if arr.dtype.kind == "b" else "i")
+        if flat.size == 0 or np.all(flat == flat[0]):
+            val = float(flat[0]) if flat.size else 0.0
+            return TV("", (), 0, kind, val)
+        name = self.gen.add_constant(arr, dtype_key(v.type.get_element_type()))
+        self.extra_tensors.add(name)
+        return self.load_global(name, idx, [], 0.0)
+
+    # ---- comprehension programs
+    def tensor(self, opp: OpProgram, T: str, idx: tuple[Lin, ...]) -> TV:
+        """Tensor ``T`` of ``opp``'s program at ``idx``: its statements, folded in order."""
+        key = ("t", id(opp.op), T, tuple(x.key() for x in idx))
+        if key in self.b.memo:
+            return self.b.memo[key]
+        state: TV | None = None
+        for i, s in enumerate(opp.prog.stmts):
+            if s.lhs.tensor != T:
+                continue
+            ext = opp.bound.extents[i]
+            binding, cs, scatter = self.invert(opp, s, idx, ext)
+            neutral = NEUTRAL[s.op]
+            rhs_vars = [v for v in s.all_vars if v not in binding]
+            if s.op == "=":
+                if rhs_vars or scatter:
+                    raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': statement '{s.lhs} = ...' assigns "
+                                       f"through an index Kitsune cannot invert; no code generation for it")
+                val = self.expr(opp, s.rhs, binding, neutral)
+                m = self.b.mask(cs)
+                state = self.b.where(m, val, state if state is not None else 0.0) if m else val
+                continue
+            val = self.reductions.reduce(opp, s, binding, rhs_vars, ext, scatter, idx,
+                                         anchor=self.anchor == (id(opp.op), i))
+            if state is None:
+                m = self.b.mask(cs)
+                state = self.b.where(m, val, neutral) if m else val
+            else:
+                comb = self.arith.combine(s.op, state, val)
+                m = self.b.mask(cs)
+                state = self.b.where(m, comb, state) if m else comb
+        if state is None:
+            raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': nothing defines '{T}'")
+        self.b.memo[key] = state
+        return state
+
+    def invert(self, opp: OpProgram, s, idx, ext):
+        """Solve the left side of statement ``s`` at ``idx`` for its index variables: (binding, the conditions
+        under which ``idx`` is written, the indirect (scatter) dims)."""
+        binding: dict[str, Lin] = {}
+        cs: list = []
+        scatter: list[tuple[int, Indirect]] = []
+        for d, ix in enumerate(s.lhs.indices):
+            x = idx[d]
+            if isinstance(ix, Indirect):
+                scatter.append((d, ix))
+                continue
+            unit = [v for v, _ in ix.terms if ext.get(v) == 1]
+            if unit:  # a variable of extent 1 is 0: h*G + g with G = 1 is h + 0
+                for v in unit:
+                    if v not in binding:
+                        binding[v] = lconst(0)
+                ix = Affine(tuple(t for t in ix.terms if t[0] not in unit), ix.const)
+            if not ix.terms:
+                lo, hi = lrange(x)
+                if not (lo == hi == ix.const):
+                    cs += [(x, ">=", ix.const), (x, "<", ix.const + 1)]
+                continue
+            if len(ix.terms) > 1 and self._mixed_radix(ix, ext):
+                # h*G + g with g < G: a mixed-radix number; its digits are the variables
+                y = ladd(x, lconst(-ix.const))
+                terms = sorted(ix.terms, key=lambda t: t[1])
+                for n_, (v, c) in enumerate(terms):
+                    dv = lfloordiv(y, c)
+                    if n_ < len(terms) - 1:
+                        dv = lmod(dv, ext[v])
+                    if v in binding:
+                        diff = ladd(dv, lscale(binding[v], -1))
+                        cs += [(diff, ">=", 0), (diff, "<", 1)]
+                        continue
+                    binding[v] = dv
+                    lo, hi = lrange(dv)
+                    if lo is None or lo < 0:
+                        cs.append((dv, ">=", 0))
+                    if hi is None or hi >= ext[v]:
+                        cs.append((dv, "<", ext[v]))
+                continue
+            if len(ix.terms) > 1:
+                raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': the left side '{s.lhs}' has an index with "
+                                   f"several variables; no code generation for it")
+            (v, a), = ix.terms
+            y = ladd(x, lconst(-ix.const))
+            if a != 1:
+                if a < 0:
+                    raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': negative stride on the left side")
+                m = lmod(y, a)
+                if m.terms or m.const:
+                    cs += [(m, ">=", 0), (m, "<", 1)]
+                y = lfloordiv(y, a)
+            if v in binding:
+                diff = ladd(y, lscale(binding[v], -1))
+                cs += [(diff, ">=", 0), (diff, "<", 1)]
+                continue
+            binding[v] = y
+            n = ext[v]
+            lo, hi = lrange(y)
+            if lo is None or lo < 0:
+                cs.append((y, ">=", 0))
+            if hi is None or hi >= n:
+                cs.append((y, "<", n))
+        return binding, cs, scatter
+
+    @staticmethod
+    def _mixed_radix(ix: Affine, ext) -> bool:
+        terms = sorted(ix.terms, key=lambda t: t[1])
+        if terms[0][1] != 1:
+            return False
+        for (v, c), (_, c2) in zip(terms, terms[1:]):
+            if c * ext[v] != c2:
+                return False
+        return all(c > 0 for _, c in terms)
+
+    def index_lins(self, opp, acc: Access, binding) -> tuple[Lin, ...]:
+        """The index of a read ``acc`` under ``binding`` (indirect dims: the loaded index values)."""
+        out = []
+        for ix in acc.indices:
+            if isinstance(ix, Indirect):
+                tv = self.read(opp, ix.access, binding, 0.0)
+                if tv.kind == "f":
+                    tv = self.b.tmp(f"{self.b.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
+                if tv.const is None:  # debug builds (WATCHDOG > 0) flag an index outside its dim
+                    n = self.index_size(opp, acc, len(out))
+                    if n is not None:
+                        code = self.gen.index_check(opp.op, acc, len(out), n)
+                        self.b.em.emit(f"if WATCHDOG > 0: _index_check({self.b.place(tv, tv.frame)}, {n}, err, "
+                                       f"{code})", tv.depth)
+                out.append(self.b.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
+            else:
+                out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))
+        return tuple(out)
+
+    def index_size(self, opp: OpProgram, acc: Access, d: int) -> int | None:
+        shape = tensor_shape(opp.inputs[acc.tensor].type) if acc.tensor in opp.inputs else opp.bound.shapes.get(acc.tensor)
+        return shape[d] if shape is not None and d < len(shape) and shape[d] >= 0 else None
+
+    def read(self, opp: OpProgram, acc: Access, binding, neutral: float) -> TV:
+        """The read ``acc`` of ``opp``'s program under ``binding`` (an operand, or a tensor of the program)."""
+        idx = self.index_lins(opp, acc, binding)
+        if acc.tensor in opp.inputs:
+            return self.access(opp.inputs[acc.tensor], idx, neutral)
+        shape = opp.bound.shapes[acc.tensor]
+        tv = self.tensor(opp, acc.tensor, idx)
+        cs = self.b.conds(idx, shape)
+        return self.b.where(self.b.mask(cs), tv, neutral) if cs else tv
+
+    def expr(self, opp, e, binding, neutral) -> TV:
+        """Expression ``e`` of ``opp``'s program under ``binding``; reads outside their tensor give ``neutral``."""
+        match e:
+            case Access():
+                return self.read(opp, e, binding, neutral)
+            case Num(value=v):
+                return TV("", (), 0, "f", float(v))
+            case Neg(arg=a):
+                x = self.expr(opp, a, binding, neutral)
+                if x.const is not None:
+                    return TV("", (), 0, x.kind, -x.const)
+                return self.b.tmp(f"-{self.b.place(x, x.frame)}", x.frame, x.depth, x.kind)
+            case BinOp(op=op, lhs=l, rhs=r):
+                a, b = self.expr(opp, l, binding, neutral), self.expr(opp, r, binding, neutral)
+                return self.arith.binop(op, a, b)
+            case Call(fn=fn, args=args):
+                vals = [self.expr(opp, x, binding, neutral) for x in args]
+                return self.arith.call(fn, vals)
+            case IVar(name=v):  # an index variable's value
+                return self.b.lin_tv(binding[v])
+        raise CodegenError(f"cannot generate {e}")
+
+    def decompose(self, rl: Lin, rvars, ext) -> dict[str, Lin]:
+        """The reduction variables ``rvars`` (extents ``ext``) from their flattened index ``rl``, row-major."""
+        out = {}
+        stride = 1
+        for v in reversed(rvars):
+            out[v] = lmod(lfloordiv(rl, stride), ext[v]) if len(rvars) > 1 else rl
+            stride *= ext[v]
+        return out
+
+
+__all__ = ["OpProgram", "Evaluator"]

@@ -1,0 +1,174 @@
+"""Index algebra of the Triton generator: symbolic index expressions, pure functions, no code emitted.
+
+An index is a ``Lin``: an affine sum of ``Atom``\\ s with integer coefficients plus a constant. An atom is a
+tile axis (``tl.arange`` lanes), a scalar (a tile coordinate, a loop counter), a floor division or a modulo
+of another ``Lin``, or a value loaded from memory (an index tensor). Every atom carries an interval
+(``lo``, ``hi``; ``None``: unbounded), the axes it varies along and the loop depth it is defined at, so that
+bound checks interval arithmetic proves true are left out and anything without a loop counter is hoisted.
+
+``ladd`` folds the digits of a mixed-radix decomposition back (``_fold_radix``); ``lfloordiv`` / ``lmod``
+drop a division or modulo whose remainder provably stays in range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A non-linear piece of an index: an axis, a scalar, a floor division, a modulo or a loaded value."""
+
+    kind: str  # axis | sym | div | mod | val
+    key: str
+    lo: int | None
+    hi: int | None
+    axes: frozenset
+    depth: int
+    arg: "Lin | None" = None
+    c: int = 0
+
+
+@dataclass(frozen=True)
+class Lin:
+    """An affine index: the sum of ``coeff * atom`` over ``terms`` plus ``const``."""
+
+    terms: tuple  # ((Atom, coeff), ...) sorted by key
+    const: int = 0
+
+    def key(self) -> str:
+        return "+".join(f"{c}*{a.key}" for a, c in self.terms) + f"+{self.const}"
+
+
+def lconst(c: int) -> Lin:
+    return Lin((), int(c))
+
+
+def latom(a: Atom, c: int = 1) -> Lin:
+    return Lin(((a, c),), 0)
+
+
+def ladd(*xs: Lin) -> Lin:
+    acc: dict[Atom, int] = {}
+    const = 0
+    for x in xs:
+        const += x.const
+        for a, c in x.terms:
+            acc[a] = acc.get(a, 0) + c
+    if any(a.kind == "mod" for a in acc):
+        const += _fold_radix(acc)
+    return Lin(tuple(sorted(((a, c) for a, c in acc.items() if c), key=lambda t: t[0].key)), const)
+
+
+def _fold_radix(acc: dict[Atom, int]) -> int:
+    """Recombine the digits of a mixed-radix decomposition in place (returns the constant it adds):
+    ``k*(x % s) + k*s*(x // s)`` is ``k*x`` and ``k*(x % s) + k*s*((x // s) % e)`` is ``k*(x % (s*e))``.
+    An address ``9*c + 3*kh + kw`` of a reduction index split into c, kh, kw folds back to the contiguous
+    index (a weight tile of a convolution; the flattened pixel axis ``28*(p // 28) + p % 28`` likewise), so
+    that Triton sees contiguous lanes instead of gathers."""
+    const = 0
+    changed = True
+    while changed:
+        changed = False
+        for a, ca in list(acc.items()):
+            if a.kind != "mod" or not ca or a.arg is None:
+                continue
+            s = a.c
+            for b, cb in list(acc.items()):
+                if b is a or cb != ca * s:
+                    continue
+                new = None
+                if b.kind == "div" and b.c == s and _split(b.arg, s)[1].key() == a.arg.key():
+                    new = lscale(b.arg, ca)
+                elif (b.kind == "mod" and b.arg is not None and b.arg.const == 0 and len(b.arg.terms) == 1
+                      and b.arg.terms[0][1] == 1):
+                    d = b.arg.terms[0][0]
+                    if d.kind == "div" and d.c == s and _split(d.arg, s)[1].key() == a.arg.key():
+                        new = lscale(lmod(d.arg, s * b.c), ca)
+                if new is None:
+                    continue
+                acc[a] -= ca
+                acc[b] -= cb
+                for t, k in new.terms:
+                    acc[t] = acc.get(t, 0) + k
+                const += new.const
+                for t in [t for t, k in acc.items() if not k]:
+                    del acc[t]
+                changed = True
+                break
+            if changed:
+                break
+    return const
+
+
+def lscale(x: Lin, k: int) -> Lin:
+    if k == 0:
+        return lconst(0)
+    return Lin(tuple((a, c * k) for a, c in x.terms), x.const * k)
+
+
+def lrange(x: Lin) -> tuple[int | None, int | None]:
+    lo = hi = x.const
+    for a, c in x.terms:
+        alo, ahi = (a.lo, a.hi) if c > 0 else (a.hi, a.lo)
+        lo = None if lo is None or alo is None else lo + c * alo
+        hi = None if hi is None or ahi is None else hi + c * ahi
+    return lo, hi
+
+
+def laxes(x: Lin) -> frozenset:
+    out: frozenset = frozenset()
+    for a, _ in x.terms:
+        out |= a.axes
+    return out
+
+
+def ldepth(x: Lin) -> int:
+    return max([a.depth for a, _ in x.terms], default=0)
+
+
+def _split(x: Lin, c: int) -> tuple[Lin, Lin]:
+    """x = c * q + r with q from the terms divisible by c."""
+    q = Lin(tuple((a, k // c) for a, k in x.terms if k % c == 0), x.const // c)
+    r = Lin(tuple((a, k) for a, k in x.terms if k % c != 0), x.const % c)
+    return q, r
+
+
+def lfloordiv(x: Lin, c: int) -> Lin:
+    if c == 1:
+        return x
+    q, r = _split(x, c)
+    lo, hi = lrange(r)
+    if lo is not None and hi is not None and 0 <= lo and hi < c:
+        return q
+    lo, hi = lrange(x)
+    a = Atom("div", f"({x.key()})//{c}", None if lo is None else lo // c, None if hi is None else hi // c,
+             laxes(x), ldepth(x), x, c)
+    return latom(a)
+
+
+def lmod(x: Lin, c: int) -> Lin:
+    if c == 1:
+        return lconst(0)
+    _, r = _split(x, c)
+    lo, hi = lrange(r)
+    if lo is not None and hi is not None and 0 <= lo and hi < c:
+        return r
+    nonneg = lo is not None and lo >= 0
+    a = Atom("mod", f"({r.key()})%{c}", 0 if nonneg else -(c - 1), c - 1, laxes(r), ldepth(r), r, c)
+    return latom(a)
+
+
+
+def strides(shape: Sequence[int]) -> list[int]:
+    """Row-major strides of ``shape`` (in elements)."""
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return out[::-1]
+
+
+__all__ = ["Atom", "Lin", "lconst", "latom", "ladd", "lscale", "lrange", "laxes", "ldepth", "lfloordiv", "lmod",
+           "strides"]

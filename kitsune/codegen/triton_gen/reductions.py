@@ -1,0 +1,118 @@
+"""Reduction statements (``Y[...] op= f(...)`` with reduction variables): which template computes one.
+
+In order: a product of two operands that split the tile's two axes between them becomes ``tl.dot``
+(``templates.dot``); a reduction over a whole tile axis is one ``tl.sum`` / ``tl.max`` without a loop
+(``templates.row_reduction``); a small window reduction (a pool's kh, kw) is unrolled
+(``templates.window_reduction``); anything else is the generic loop here: the flattened reduction space in
+power-of-two chunks, a new block axis per chunk, the body masked to the statement's neutral element outside
+the domain and reduced. The loops over the reduction (and the anchor's share of a split stage, with the
+combination of the parts) come from ``templates.split_k``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.index_algebra import laxes, ldepth
+from kitsune.codegen.triton_gen.syntax import NEUTRAL, combine_text, lit, pow2, pow2_floor, reduce_text
+from kitsune.codegen.triton_gen.templates.dot import DotTemplate
+from kitsune.codegen.triton_gen.templates.row_reduction import RowReduction
+from kitsune.codegen.triton_gen.templates.window_reduction import WindowReduction
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.evaluator import Evaluator
+
+BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
+
+
+class Reductions:
+    def __init__(self, ev: "Evaluator"):
+        self.ev = ev
+        self.b = ev.b
+        self.split_k = ev.split_k
+        self.dot = DotTemplate(ev)
+        self.row = RowReduction(ev)
+        self.window = WindowReduction(ev)
+
+    def reduce(self, opp, s, binding, rvars, ext, scatter, idx, anchor: bool = False) -> TV:
+        """Statement ``s`` of ``opp`` reduced at the tile index ``idx`` (``binding``: its left side's variables;
+        ``scatter``: the left side's indirect dims, matched against ``idx``). ``anchor``: the statement is the
+        template's own loop (its config's BK, the split of a split stage)."""
+        # the vars the body uses besides the reduction vars decide its tile axes
+        used: set[str] = set(v for v in s.all_vars if v not in rvars)
+        for _, ix in scatter:
+            for v in ix.vars:
+                if v not in binding and v not in rvars:
+                    rvars.append(v)
+        lins = [binding[v] for v in used if v in binding] + [idx[d] for d, _ in scatter]
+        baxes = frozenset().union(*(laxes(x) for x in lins)) if lins else frozenset()
+        bframe = self.b.frame_of(baxes)
+        # reductions run inside the tile loop (depth >= 1): their bodies may read popped tiles
+        depth = max([ldepth(x) for x in lins] + [1])
+        E = math.prod(ext[v] for v in rvars) if rvars else 1
+        dot = self.dot.plan(opp, s, binding, rvars, scatter, idx, bframe)
+        if dot is not None:
+            return self.dot.emit(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, *dot, anchor=anchor)
+        split = anchor and self.ev.stage.split > 1
+        row = self.row.axis_for(E, bframe) if not scatter and not split else None
+        if row is not None:
+            return self.row.emit(opp, s, binding, rvars, ext, bframe, row)
+        if not scatter and not split and self.window.applies(opp, s, rvars, E):
+            return self.window.emit(opp, s, binding, rvars, ext, bframe, depth, E)
+        return self.chunked(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, anchor)
+
+    def chunked(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth: int, E: int, anchor: bool) -> TV:
+        """The generic reduction: a loop over the E reduction steps in chunks of P along a new axis."""
+        b, ev = self.b, self.ev
+        neutral = NEUTRAL[s.op]
+        S = math.prod(b.aranges[a] for a in bframe) if bframe else 1
+        P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
+        if anchor and "BK" in ev.cfg:
+            P = min(pow2(E), ev.cfg["BK"])
+        acc = b.fresh("acc")
+        shape = "[" + ", ".join(str(b.aranges[a]) for a in bframe) + "]"
+        r = b.new_axis("r", P)
+        # a loop keeps a block accumulator (tile axes x chunk) and reduces the chunk axis once at the end
+        wide = E > P or (anchor and ev.stage.split > 1)
+        wide = wide and s.op in ("+=", "max=", "min=")
+        if wide:
+            wshape = "[" + ", ".join(str(b.aranges[a]) for a in bframe + (r,)) + "]"
+            b.em.emit(f"{acc} = tl.full({wshape}, {lit(neutral)}, tl.float32)", depth)
+        else:
+            b.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
+        loop, saved, inner, rl = self.split_k.loop(E, P, r, depth, anchor)
+        b2 = dict(binding)
+        b2.update(ev.decompose(rl, rvars, ext))
+        cs = []
+        if self.split_k.masked(E, P, anchor):
+            cs.append((rl, "<", E))
+        for d, ix in scatter:
+            tv = ev.read(opp, ix.access, b2, 0.0)
+            n = opp.bound.shapes[s.lhs.tensor][d]
+            if tv.const is None and n >= 0:  # debug builds flag a scatter index outside the target
+                code = ev.gen.index_check(opp.op, s.lhs, d, n)
+                b.em.emit(f"if WATCHDOG > 0: _index_check({b.place(tv, tv.frame)}, {n}, err, {code})", tv.depth)
+            cs.append(ev.arith.binop("==", tv, b.lin_tv(idx[d])))
+        body = ev.expr(opp, s.rhs, b2, neutral)
+        m = b.mask_mixed(cs)
+        if m is not None:
+            body = b.where(m, body, neutral)
+        f2 = bframe + (r,)
+        x = b.place(body, f2)
+        if r not in body.frame:
+            shp = ", ".join(str(b.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
+            x = f"tl.broadcast_to({x}, [{shp}])"
+        ax = len(bframe)
+        # wide: fold the chunk into the block accumulator, reduce it once after the loop; else reduce each chunk
+        b.em.emit(f"{acc} = {combine_text(s.op, acc, x if wide else reduce_text(s.op, x, ax))}", inner)
+        if loop:
+            b.em.close(depth, saved)
+        out = TV(acc, bframe, depth, "f")
+        if wide:
+            out = b.tmp(reduce_text(s.op, acc, ax), bframe, depth)
+        return self.split_k.combine(out, s.op) if anchor and ev.stage.split > 1 else out
+
+
+__all__ = ["Reductions", "BLOCK_LIMIT"]

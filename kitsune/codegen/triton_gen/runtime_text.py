@@ -1,0 +1,242 @@
+"""The Triton helper source pasted into every generated module, as text.
+
+``RUNTIME`` (after the imports, before the stage functions): the error types, the debug index check
+(``_index_check``), the combine functions of ``tl.reduce``, the GPU fence, ``_scatter_add`` and ``_dot_lp``
+(with their CPU-interpreter fallbacks) and the queue protocol (``_acquire``, ``_pop_wait``, ``_pop_free``,
+``_push_wait``, ``_push_done``). ``HOST`` (at the end, after the tables ``TritonGen`` writes): ``allocate``,
+``launch``, ``residency``, ``read_profile`` and ``check``, the module's interface to
+``kitsune.runtime``.
+
+``INDEX_CODE``: error codes below it name a queue whose watchdog fired, from it on a failed index check.
+"""
+
+INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks (debug)
+
+RUNTIME = '''
+class QueueTimeout(RuntimeError):
+    """A spin-wait gave up (debug watchdog): the named queue never delivered."""
+
+
+class KitsuneIndexError(IndexError):
+    """An index tensor held a value outside the dimension it indexes (checked when built with debug)."""
+
+
+@triton.jit
+def _index_check(v, n, err, code):
+    bad = (v < 0) | (v >= n)
+    tl.atomic_max(err + bad.to(tl.int32) * 0, code, mask=bad)
+
+
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+
+
+_INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+
+
+@triton.jit
+def _fence_gpu():
+    # fence.acq_rel.gpu in every thread (CUDA's __threadfence): a CTA barrier followed by one thread's
+    # release does not wait for the other threads' outstanding stores and reductions to be performed
+    if not _INTERPRETED:
+        tl.inline_asm_elementwise("fence.acq_rel.gpu; mov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
+                                  pack=1)
+
+
+@triton.jit
+def _scatter_add(base, off, val, mask):
+    # val added at base + off where mask ([rows, cols] blocks), repeated targets accumulating. Triton's CPU
+    # interpreter (3.6) has no bf16 / fp16 atomics: there the rows are added one after another (programs run one
+    # at a time, so a read-modify-write per row is exact, and a row's targets are distinct columns)
+    if _INTERPRETED:
+        rows = tl.arange(0, off.shape[0])
+        for jj in range(off.shape[0]):
+            sel = (rows == jj)[:, None] & mask
+            o = tl.sum(tl.where(sel, off, 0), axis=0)
+            v = tl.sum(tl.where(sel, val.to(tl.float32), 0.0), axis=0)
+            m = tl.max(sel.to(tl.int32), axis=0) > 0
+            old = tl.load(base + o, mask=m, other=0.0).to(tl.float32)
+            tl.store(base + o, (old + v).to(val.dtype), mask=m)
+    else:
+        tl.atomic_add(base + off, val, mask=mask, sem="relaxed")
+
+
+@triton.jit
+def _dot_lp(a, b, acc):
+    # bf16 / fp16 operands, fp32 accumulation. Triton's CPU interpreter (3.6) gets low-precision dots wrong,
+    # so there the operands are widened first (exact: a product of two bf16 values fits in fp32)
+    if _INTERPRETED:
+        return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+    else:
+        return tl.dot(a, b, acc)
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _min_combine(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
+    v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+    n = 0
+    while v < target:
+        n += 1
+        if WATCHDOG > 0 and n > WATCHDOG:
+            tl.atomic_max(err, code + 1)
+            v = target
+        else:
+            v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+
+
+@triton.jit
+def _pop_wait(ctr, base, j0, n: tl.constexpr, cap: tl.constexpr, nt: tl.constexpr, epoch, err, code,
+              WATCHDOG: tl.constexpr):
+    # wait until tiles j0 .. j0+n-1 are in their slots (acquire), then let the whole CTA read them
+    for x in range(0, n):
+        j = j0 + x
+        s = j % cap
+        uses = (nt - s + cap - 1) // cap
+        _acquire(ctr + base + s, epoch * uses + j // cap + 1, err, code, WATCHDOG)
+    tl.debug_barrier()
+
+
+@triton.jit
+def _pop_free(ctr, base, j0, n: tl.constexpr, cap: tl.constexpr):
+    # every thread is done reading the tiles: give their slots back (release)
+    tl.debug_barrier()
+    for x in range(0, n):
+        s = (j0 + x) % cap
+        tl.atomic_add(ctr + base + cap + s, 1, sem="release", scope="gpu")
+
+
+@triton.jit
+def _push_wait(ctr, base, j, cap: tl.constexpr, nt: tl.constexpr, readers: tl.constexpr, epoch, err, code,
+               WATCHDOG: tl.constexpr):
+    # wait until every reader freed the slot's previous tile
+    s = j % cap
+    uses = (nt - s + cap - 1) // cap
+    _acquire(ctr + base + cap + s, (epoch * uses + j // cap) * readers, err, code, WATCHDOG)
+    tl.debug_barrier()
+
+
+@triton.jit
+def _push_done(ctr, base, j, cap: tl.constexpr):
+    # all stores of the tile are done (each thread's fence, barrier), then publish it (release)
+    _fence_gpu()
+    tl.debug_barrier()
+    tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
+'''
+
+HOST = '''
+
+def _constant(spec):
+    shape, dtype, data = spec
+    arr = np.load(io.BytesIO(base64.b64decode(data)))
+    return torch.from_numpy(arr).reshape(shape).to(dtype)
+
+
+def allocate(device):
+    """Buffers, queue storage, counters, the epoch and the error flag: allocated once, reused by every launch."""
+    device = torch.device(device)
+    bufs = {}
+    for name, (shape, dt, role) in TENSORS.items():
+        if role == "buffer":
+            bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
+        elif role == "workspace":  # split-K partial sums: one slice per part, written before it is read
+            bufs[name] = torch.zeros(shape, dtype=DTYPES[dt], device=device)
+        elif role == "constant":
+            bufs[name] = _constant((shape, DTYPES[dt], CONSTANTS[name])).to(device)
+    for name, (elems, dt) in QUEUE_STORAGE.items():
+        bufs[name] = torch.empty(max(elems, 1), dtype=DTYPES[dt], device=device)
+    return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
+            "epoch": torch.zeros(1, dtype=torch.int32, device=device),
+            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device,
+            **({"prof": torch.zeros(1 + 4 * PROFILE_ITEMS, dtype=torch.int64, device=device)} if PROFILE else {})}
+
+
+def _prof(state, k):
+    """The profile buffer and PROF_ASM (keywords) (globaltimer / smid on a GPU, a logical clock in the interpreter)."""
+    if not k.get("profile"):
+        return {}
+    return {"prof": state["prof"], "PROF_ASM": state["device"].type == "cuda"}
+
+
+def read_profile(state):
+    """The last launch's work items: [(kernel, stage, pid, start, end, sm)] (start / end in ns from
+    %globaltimer on a GPU, ticks of a logical clock under the interpreter)."""
+    rows = state["prof"][1:].view(-1, 4).cpu().tolist()
+    out = []
+    for kname, base, stages in PROFILE:
+        for stage, lo, hi in stages:
+            for pid in range(lo, hi):
+                t0, t1, sm, _ = rows[base + pid]
+                out.append((kname, stage, pid, t0, t1, sm))
+    return out
+
+
+def launch(state, tensors, watchdog=0):
+    """Launch every kernel in order on the current stream; returns the outputs (internal buffers)."""
+    env = dict(state["buffers"])
+    env.update(tensors)
+    ctr, err, ep = state["counters"], state["err"], state["epoch"]
+    for k in KERNELS:
+        pk = _prof(state, k)
+        for n in k["zero"]:  # scatter results: the kernel adds into them
+            env[n].zero_()
+        k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
+                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk)
+    ep.add_(1)
+    return [env[o] for o in OUTPUTS]
+
+
+def residency(state, tensors):
+    """Per kernel: (name, grid, CTAs that fit on the device at once, registers, shared bytes, spills).
+
+    Compiles (without launching) each kernel for the current device. A kernel with ring queues (fewer
+    slots than tiles) needs its whole grid resident; otherwise generate with capacity="all".
+    """
+    env = dict(state["buffers"])
+    env.update(tensors)
+    props = torch.cuda.get_device_properties(state["device"])
+    out = []
+    for k in KERNELS:
+        pk = _prof(state, k)
+        args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
+        ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
+                            grid=(k["grid"],), **pk)
+        ck._init_handles()
+        threads = 32 * k["num_warps"]
+        regs = max(1, ck.n_regs) * threads
+        smem = ck.metadata.shared
+        smem_sm = getattr(props, "shared_memory_per_multiprocessor", 233472)
+        by_regs = getattr(props, "regs_per_multiprocessor", 65536) // regs
+        by_smem = smem_sm // (smem + 1024) if smem else 32
+        by_threads = getattr(props, "max_threads_per_multi_processor", 2048) // threads
+        per_sm = max(0, min(by_regs, by_smem, by_threads, 32))
+        out.append((k["name"], k["grid"], per_sm * props.multi_processor_count, ck.n_regs, smem, ck.n_spills))
+    return out
+
+
+def check(state):
+    """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
+    code = int(state["err"].item())
+    if code >= INDEX_CODE:
+        state["err"].zero_()
+        where, what = INDEX_CHECKS[code - INDEX_CODE]
+        raise KitsuneIndexError(f"{where}index out of range: {what}")
+    if code:
+        name, kernel, cap, ntiles = QUEUES[code - 1]
+        raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
+                           f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
+                           f"or the grid is larger than the CTAs that can be resident at once)")
+'''
+
+
+__all__ = ["RUNTIME", "HOST", "INDEX_CODE"]

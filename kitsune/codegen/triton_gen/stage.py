@@ -1,0 +1,172 @@
+"""The kernel shell of one stage: its ``@triton.jit`` function body.
+
+A stage function runs this program's work items (``for it``): for each, the output tile ``t`` (and the part
+``ks`` of a split reduction), the tile's index (``TileIndexer``), the waits for popped queue tiles, the values
+to store or push (asked of the ``Evaluator`` at the tile's index), the stores and pushes, and the release of
+the popped tiles. The function's first lines are the ``tl.arange`` of every axis the body used.
+
+Hook surface for templates that drive the stage function themselves (``templates.scatter``,
+``templates.decode_attention``):
+``open_work_items``, ``tile_index``, ``body_text``, and the attributes ``b`` (``Blocks``: names, axes, frames,
+masks, index rendering, the ``Emitter`` ``b.em``), ``ev`` (``Evaluator``), ``mem`` (``Memory``), ``tile``
+(``OutputTile``), ``gen`` (the module generator), ``stage`` and ``cfg``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kitsune.codegen.plan import Kernel, Stage, ident
+from kitsune.codegen.triton_gen.blocks import Blocks
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.evaluator import Evaluator
+from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strides
+from kitsune.codegen.triton_gen.memory import Memory
+from kitsune.codegen.triton_gen.queues import QueueTraffic
+from kitsune.codegen.triton_gen.syntax import pow2
+from kitsune.codegen.triton_gen.templates.decode_attention import generate_decode_attention
+from kitsune.codegen.triton_gen.templates.scatter import generate_scatter
+from kitsune.codegen.triton_gen.templates.split_k import SplitK
+from kitsune.codegen.triton_gen.tiling import OutputTile, TileIndex, TileIndexer
+from kitsune.dialects.regions import tensor_shape
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.module import TritonGen
+
+
+def anchor_statement(stage: Stage):
+    """(id(op), statement) of the reduction a gemm / gemv stage's own loop computes (its config's BK and
+    split apply to it), or None."""
+    if stage.template not in ("gemm", "gemv"):
+        return None
+    from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import anchor_of
+
+    op, _ = anchor_of(stage.op)
+    if op is not None and op.OPDEF.category != "contraction" and stage.split == 1:
+        from kitsune.schedule.select import sole_contraction
+
+        op = sole_contraction(stage.op)  # a gemv read through slices: its contraction's loop
+    r = roles_of(op) if op is not None else None
+    return (id(op), r.stmt) if r is not None else None
+
+
+class StageGen:
+    def __init__(self, gen: "TritonGen", kernel: Kernel, stage: Stage):
+        self.gen = gen
+        self.kernel = kernel
+        self.stage = stage
+        self.template = stage.template
+        self.cfg = stage.config
+        self.b = Blocks()
+        self.mem = Memory(self.b)
+        self.tile = OutputTile()
+        self.tiles = TileIndexer(stage, self.b)
+        self.split_k = SplitK(stage, self.b, self.mem, self.tile)
+        self.ev = Evaluator(gen, stage, self.b, self.mem, self.tile, self.split_k, anchor_statement(stage))
+        self.queues = QueueTraffic(stage, self.b, self.mem, self.tile)
+
+    @property
+    def extra_tensors(self) -> set[str]:
+        """Non-splat constants the stage reads (parameters of its kernel)."""
+        return self.ev.extra_tensors
+
+    def fn_name(self) -> str:
+        return ident(f"{self.kernel.name}_{self.stage.name}")
+
+    # ---- hooks
+    def open_work_items(self, parts: int | None, ks_note: str = ""):
+        """Open this program's loop over its work items (``for it``, depth 0) and, at depth 1, the tile: ``t``,
+        and with ``parts`` the work item ``w = (tile t, part ks)`` of a split into ``parts`` (``ks_note``: a
+        comment on ``ks``). A grid that does not divide the work items guards the tile with an ``if``, which
+        then is depth 1. Returns what ``b.em.close(0, ...)`` takes once the tile's code is emitted."""
+        st = self.stage
+        em = self.b.em
+        items, nprog = st.work_items, st.programs
+        saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+        if parts is not None:
+            # work item w = (tile t, part ks of its reduction)
+            em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
+            em.emit(f"t = w // {parts}", 1)
+            em.emit(f"ks = w % {parts}" + (f"  # {ks_note}" if ks_note else ""), 1)
+            guard = "w"
+        else:
+            em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+            guard = "t"
+        if items % nprog:
+            em.enter(f"if {guard} < {items}:", 1)  # depth 1 = inside the if
+        return saved
+
+    def tile_index(self, T, D) -> TileIndex:
+        """The index of tile ``t`` of tiles ``T`` over shape ``D`` (emits its coordinates; see ``TileIndexer``)."""
+        return self.tiles.index(T, D)
+
+    def body_text(self) -> list[str]:
+        """The stage function's body (its def line comes from TritonGen, which knows the parameters)."""
+        st = self.stage
+        kind = st.op.attributes.get("kind")
+        lines = [f"    # stage \"{st.name}\" ({kind.data if kind else ''}): programs [{st.lo}, {st.hi}), tile "
+                 f"{list(st.tile)} of {list(st.shape)}, {st.ntiles} tiles"]
+        lines += self.b.axis_lines()
+        lines += self.b.em.root.lines(1)
+        return lines
+
+    # ---- the stage function
+    def generate(self) -> list[str]:
+        st = self.stage
+        if self.template == "scatter" and self.gen.plan.splits:
+            return generate_scatter(self)
+        if self.template == "decode_attention":
+            return generate_decode_attention(self)
+        T = st.tile
+        D = st.shape
+        body_saved = self.open_work_items(st.split if st.split > 1 else None)
+        out = self.tile_index(T, D)
+        self.tile.axes = out.axes
+        self.tile.idx = tuple(out.idx)
+        self.tile.local = out.local
+        self.queues.wait_popped()
+        # values to store / push
+        ev = self.ev
+        results = [("whole" if whole else "store", v, buf) for v, buf, whole in st.stores]
+        results += [("push", v, q) for v, q in st.pushes]
+        evaluated = []
+        for kind, v, target in results:
+            if kind == "whole":
+                shape = tensor_shape(v.type)
+                widx = []
+                for d, n in enumerate(shape):
+                    if n > 1:
+                        a = self.b.new_axis("w", pow2(n))
+                        widx.append(self.b.axis(a, pow2(n) - 1))
+                    else:
+                        widx.append(lconst(0))
+                tv = ev.value_at(v, tuple(widx)) if not ev.is_direct(v) else ev.access(v, tuple(widx), 0.0)
+                evaluated.append((kind, v, target, tv, tuple(widx)))
+            else:
+                ix = self.tile.idx
+                if kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
+                                        or tuple(tensor_shape(v.type)) != tuple(D)):  # same tile, other shape
+                    ix = self.tile_index(st.store_tiles[target], tensor_shape(v.type)).idx
+                tv = ev.value_at(v, ix) if not ev.is_direct(v) else ev.access(v, ix, 0.0)
+                evaluated.append((kind, v, target, tv, ix))
+        for kind, v, target, tv, ix in evaluated:
+            if kind == "push":
+                self.queues.push(target, tv)
+            else:
+                self.store(target, tv, ix, whole=(kind == "whole"))
+        self.split_k.leave()  # every part of a split frees its popped tiles, not only the last
+        self.queues.free_popped()
+        self.b.em.close(0, body_saved)
+        return self.body_text()
+
+    def store(self, buf: str, tv: TV, ix, whole: bool) -> None:
+        """Store ``tv`` at index ``ix`` of the global buffer ``buf`` (``whole``: by the program of tile 0)."""
+        t = self.gen.plan.tensors[buf]
+        off = ladd(*(lscale(x, s) for x, s in zip(ix, strides(t.shape))))
+        # a whole result is written by the program of tile 0 only
+        self.mem.store(buf, off, tv, self.b.mask(self.b.conds(ix, t.shape)), t.dtype, lane=not whole,
+                       extra="(t == 0)" if whole else None)
+
+
+__all__ = ["StageGen", "anchor_statement"]

@@ -1,0 +1,7 @@
+"""Code templates of the Triton generator: how particular reductions and stages become loops.
+
+``dot`` (tl.dot for products that split the tile's axes: gemm, gemv, conv, one-hot scatter-add), ``split_k``
+(K loops, split reductions and the combination of their parts), ``row_reduction`` (over a whole tile axis),
+``window_reduction`` (small windows, unrolled) and ``scatter`` (a stage of atomic scatter-accumulates). They
+work through the evaluator's and the stage shell's public surface (see ``evaluator`` and ``stage``).
+"""

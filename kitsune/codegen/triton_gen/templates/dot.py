@@ -1,0 +1,154 @@
+"""The tensor-core template: a reduction ``+=`` of a product of two operands that split the tile's two axes
+between them becomes ``tl.dot`` (bf16 / fp16 operands from memory stay in their type, fp32 accumulation).
+
+This is matmul and linear (``gemm`` / ``gemv`` stages), a convolution as an implicit GEMM (``conv``: output
+channels by one lane axis of output pixels), and a scatter-add as a one-hot product (an ``eq`` operand:
+the index tensor compared with the tile's rows). The K loop, and a split stage's share of it with the
+combination of the parts, come from ``SplitK``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kitsune.codegen.plan import CodegenError, dtype_key
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.index_algebra import laxes
+from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
+from kitsune.dialects.graph import fmt_loc
+from kitsune.semantics.comprehension import Access, BinOp, Num
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.evaluator import Evaluator
+
+
+class DotTemplate:
+    def __init__(self, ev: "Evaluator"):
+        self.ev = ev
+        self.b = ev.b
+
+    @classmethod
+    def factors(cls, e):
+        """The factors of a product of reads and numbers (None: not such a product)."""
+        match e:
+            case BinOp(op="*", lhs=l, rhs=r):
+                fl, fr = cls.factors(l), cls.factors(r)
+                return None if fl is None or fr is None else fl + fr
+            case Access() | Num():
+                return [e]
+        return None
+
+    @staticmethod
+    def dtype_of_access(opp, acc: Access) -> str:
+        if acc.tensor in opp.inputs:
+            return dtype_key(opp.inputs[acc.tensor].type.get_element_type())
+        return "f32"
+
+    def plan(self, opp, s, binding, rvars, scatter, idx, bframe):
+        """(A, B, numbers) when statement ``s`` is a dot over the tile frame ``bframe`` (A along its first axis,
+        B along its second; items ``("acc", Access)`` or ``("eq", (dim, Indirect))``), else None."""
+        if s.op != "+=" or len(bframe) != 2 or not rvars:
+            return None
+        if any(self.b.aranges[a] < 16 for a in bframe):
+            return None
+        facs = self.factors(s.rhs)
+        if facs is None:
+            return None
+        accs = [f for f in facs if isinstance(f, Access)]
+        items: list = [("acc", a) for a in accs] + [("eq", sc) for sc in scatter]
+        if len(items) != 2:
+            return None
+        rset = set(rvars)
+
+        def axes_of(item) -> frozenset:
+            kind, x = item
+            if kind == "acc":
+                vs = [v for v in x.vars if v not in rset]
+                return frozenset().union(*(laxes(binding[v]) for v in vs)) if vs else frozenset()
+            d, ix = x
+            vs = [v for v in ix.vars if v not in rset]
+            ax = laxes(idx[d])
+            for v in vs:
+                ax |= laxes(binding[v])
+            return ax
+
+        def has_r(item) -> bool:
+            kind, x = item
+            return bool(set(x.vars if kind == "acc" else x[1].vars) & rset)
+
+        a0, a1 = axes_of(items[0]), axes_of(items[1])
+        if not (has_r(items[0]) and has_r(items[1])):
+            return None
+        m, n = bframe
+        if a0 == {m} and a1 == {n}:
+            return items[0], items[1], [f for f in facs if isinstance(f, Num)]
+        if a0 == {n} and a1 == {m}:
+            return items[1], items[0], [f for f in facs if isinstance(f, Num)]
+        return None
+
+    def emit(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, A, B, nums,
+             anchor: bool = False) -> TV:
+        """The dot loop of a ``plan``: an fp32 accumulator of the tile frame, BK steps of K per iteration."""
+        b, ev = self.b, self.ev
+        m, n = bframe
+        dts = [self.dtype_of_access(opp, x) for k, x in (A, B) if k == "acc"]
+        low = [d for d in dts if d in ("bf16", "f16")]
+        cast = low[0] if low and len(low) == len(dts) else None
+        BK = min(64 if cast else 32, max(16, pow2(E)))
+        if anchor and "BK" in ev.cfg:
+            BK = min(ev.cfg["BK"], max(16, pow2(E)))
+        acc = b.fresh("acc")
+        b.em.emit(f"{acc} = tl.zeros([{b.aranges[m]}, {b.aranges[n]}], tl.float32)", depth)
+        r = b.new_axis("r", BK)
+        loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
+        b2 = dict(binding)
+        b2.update(ev.decompose(rl, rvars, ext))
+        need_mask = ev.split_k.masked(E, BK, anchor)
+
+        def operand(item, frame) -> str:
+            kind, x = item
+            if kind == "acc" and x.tensor in opp.inputs and cast:
+                # a tensor-core operand straight from memory keeps its element type (no fp32 round trip)
+                tv = ev.access(opp.inputs[x.tensor], ev.index_lins(opp, x, b2), 0.0, raw=True)
+            elif kind == "acc":
+                tv = ev.read(opp, x, b2, 0.0)
+            else:
+                d, ix = x
+                iv = ev.read(opp, ix.access, b2, 0.0)
+                tv = ev.arith.binop("==", iv, b.lin_tv(idx[d]))
+            code = b.place(tv, frame) if set(tv.frame) <= set(frame) and b.ordered(tv.frame, frame) else None
+            if code is None:
+                raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': dot operand layout")
+            if tv.const is not None or len(tv.frame) < 2:
+                shp = ", ".join(str(b.aranges[a]) for a in frame)
+                code = f"tl.broadcast_to({code}, [{shp}])"
+            return code, tv
+
+        ca, ta = operand(A, (m, r))
+        cb, tb = operand(B, (n, r))
+        cb = f"tl.trans({cb})"
+        dt = TL[cast] if cast else "tl.float32"
+        if need_mask:
+            mk = b.mask([(rl, "<", E)])
+            ca = f"tl.where({b.place(mk, (m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
+        ca = f"({ca}).to({dt})"
+        cb = f"({cb}).to({dt})"
+        prec = "" if cast else ', input_precision="ieee"' if not ev.gen.tf32 else ""
+        if cast:
+            b.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
+        else:
+            b.em.emit(f"{acc} = tl.dot({ca}, {cb}, {acc}{prec})", inner)
+        if loop:
+            b.em.close(depth, saved)
+        out = TV(acc, (m, n), depth, "f")
+        if anchor and ev.stage.split > 1:
+            out = ev.split_k.combine(out, "+=")
+        scale = 1.0
+        for f in nums:
+            scale *= f.value
+        if scale != 1.0:
+            out = b.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
+        return out
+
+
+__all__ = ["DotTemplate"]
