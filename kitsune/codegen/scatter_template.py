@@ -9,7 +9,8 @@ target rows ``I[j]`` and adds the block into the result with ``tl.atomic_add``
 (relaxed: only the sum matters, and the kernel boundary orders it before its
 readers). The runtime zeroes the result's buffer before the kernel starts
 (``Kernel.zero``). Repeated indices accumulate, as in eager; an index outside
-the result is skipped, and flagged in debug builds (``WATCHDOG > 0``).
+the result is skipped and sets the error flag (unless generated with
+``index_checks=False``).
 
 The loop structure, tiling and atomics live here; all arithmetic comes from the
 evaluator (``StageGen``).
@@ -76,8 +77,7 @@ def generate_scatter(g) -> list[str]:
             continue
         iv = g.read(opp, ix.access, binding, 0.0)
         n = t.shape[k]
-        code = g.gen.index_check(opp.op, s.lhs, k, n)
-        g.em.emit(f"if WATCHDOG > 0: _index_check({g.place(iv, iv.frame)}, {n}, err, {code})", max(1, iv.depth))
+        g.gen.emit_index_check(g, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
         conds += [g.binop(">=", iv, g._lin_tv(lconst(0))), g.binop("<", iv, g._lin_tv(lconst(n)))]
         terms.append(lscale(g.val_atom(iv), strides[k]))
     m = g._mask_mixed(conds)

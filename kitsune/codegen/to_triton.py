@@ -49,6 +49,16 @@ sem="acquire", scope="gpu")`` spins until the tile is there, loads bypass L1
 ``WATCHDOG > 0`` every spin gives up after that many tries and records the
 queue in the error flag, which the launcher's ``check`` turns into an exception
 naming the queue.
+
+Index checks
+------------
+Every index loaded from a tensor (a gather's read, a scatter's target) is checked
+against the dimension it indexes, in every build (``index_checks=False`` leaves
+them out): an index outside sets the error flag to a code naming the op, its
+source location and the dimension (``INDEX_CHECKS``), while the access itself
+stays masked (a read gives 0, a write is dropped). ``error(code)`` decodes the
+flag, ``check(state)`` reads it (synchronising) and raises ``KitsuneIndexError``;
+``kitsune.runtime`` reads it without synchronising (see ``Program``).
 """
 
 from __future__ import annotations
@@ -78,7 +88,7 @@ TORCH = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16
 NEUTRAL = {"=": 0.0, "+=": 0.0, "*=": 1.0, "max=": -math.inf, "min=": math.inf}
 NAN = "propagate_nan=tl.PropagateNan.ALL"  # max / min: a NaN wins, as in torch
 
-INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks (debug)
+INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
 
 
@@ -719,12 +729,10 @@ class StageGen:
                 tv = self.read(opp, ix.access, binding, 0.0)
                 if tv.kind == "f":
                     tv = self.tmp(f"{self.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
-                if tv.const is None:  # debug builds (WATCHDOG > 0) flag an index outside its dim
+                if tv.const is None:  # an index outside its dim sets the error flag (the read is masked)
                     n = self.index_size(opp, acc, len(out))
                     if n is not None:
-                        code = self.gen.index_check(opp.op, acc, len(out), n)
-                        self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})",
-                                     tv.depth)
+                        self.gen.emit_index_check(self, opp.op, acc, len(out), n, tv, tv.depth)
                 out.append(self.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
             else:
                 out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))
@@ -890,9 +898,8 @@ class StageGen:
         for d, ix in scatter:
             tv = self.read(opp, ix.access, b2, 0.0)
             n = opp.bound.shapes[s.lhs.tensor][d]
-            if tv.const is None and n >= 0:  # debug builds flag a scatter index outside the target
-                code = self.gen.index_check(opp.op, s.lhs, d, n)
-                self.em.emit(f"if WATCHDOG > 0: _index_check({self.place(tv, tv.frame)}, {n}, err, {code})", tv.depth)
+            if tv.const is None and n >= 0:  # a scatter index outside the target sets the flag (write dropped)
+                self.gen.emit_index_check(self, opp.op, s.lhs, d, n, tv, tv.depth)
             eq = self.binop("==", tv, self._lin_tv(idx[d]))
             cs_tv = eq
             cs.append(cs_tv)
@@ -1446,7 +1453,8 @@ class QueueTimeout(RuntimeError):
 
 
 class KitsuneIndexError(IndexError):
-    """An index tensor held a value outside the dimension it indexes (checked when built with debug)."""
+    """An index tensor held a value outside the dimension it indexes (checked unless built with
+    index_checks=False; the read gave 0, the write was dropped)."""
 
 
 @triton.jit
@@ -1652,24 +1660,36 @@ def residency(state, tensors):
     return out
 
 
-def check(state):
-    """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
-    code = int(state["err"].item())
+def error(code):
+    """The exception an error flag value stands for (None for 0): KitsuneIndexError (an index check) or
+    QueueTimeout (a debug watchdog). Reads nothing: the runtime copies the flag to the host asynchronously."""
+    code = int(code)
     if code >= INDEX_CODE:
-        state["err"].zero_()
         where, what = INDEX_CHECKS[code - INDEX_CODE]
-        raise KitsuneIndexError(f"{where}index out of range: {what}")
+        return KitsuneIndexError(f"{where}index out of range: {what}")
     if code:
         name, kernel, cap, ntiles = QUEUES[code - 1]
-        raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
-                           f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
-                           f"or the grid is larger than the CTAs that can be resident at once)")
+        return QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
+                            f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
+                            f"or the grid is larger than the CTAs that can be resident at once)")
+    return None
+
+
+def check(state):
+    """Raise KitsuneIndexError if an index check failed (the flag is reset: later launches run), QueueTimeout
+    if a spin-wait's watchdog fired (synchronises: reads the flag)."""
+    e = error(state["err"].item())
+    if isinstance(e, KitsuneIndexError):
+        state["err"].zero_()
+    if e is not None:
+        raise e
 '''
 
 
 class TritonGen:
-    def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False):
+    def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True):
         self.plan = plan
+        self.index_checks_on = index_checks  # False: no index checks emitted (to measure what they cost)
         self.tf32 = tf32
         self.profile = profile  # the dispatcher records (start, end, SM) of every work item
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
@@ -1677,13 +1697,19 @@ class TritonGen:
         self.index_checks: list[tuple[str, str]] = []
 
     def index_check(self, op, acc: Access, d: int, n: int) -> int:
-        """The err code of a debug check that ``acc``'s index in dim ``d`` lies in [0, n)."""
+        """The err code of a check that ``acc``'s index in dim ``d`` lies in [0, n)."""
         what = (f"'{op.name}' uses {acc} with an index outside [0, {n}) in dim {d} (torch raises IndexError "
-                "here; without debug=True a read gives 0 and a write is dropped)")
+                "here; Kitsune's read gave 0 / the write was dropped)")
         item = (fmt_loc(op), what)
         if item not in self.index_checks:
             self.index_checks.append(item)
         return INDEX_CODE + self.index_checks.index(item)
+
+    def emit_index_check(self, g, op, acc: Access, d: int, n: int, tv, depth: int) -> None:
+        """Emit (in stage ``g``, at ``depth``) the check that the loaded index ``tv`` of ``acc``'s dim ``d`` lies
+        in [0, n): a failure sets the error flag (nothing without ``index_checks``)."""
+        if self.index_checks_on:
+            g.em.emit(f"_index_check({g.place(tv, tv.frame)}, {n}, err, {self.index_check(op, acc, d, n)})", depth)
 
     def add_constant(self, arr: np.ndarray, dt: str) -> str:
         for n, (a, d) in self.constants.items():
@@ -1737,7 +1763,8 @@ class TritonGen:
         p = self.plan
         return (f'"""Generated by Kitsune (kitsune-opt -t triton): {len(p.kernels)} kernel(s), {len(p.queues)} '
                 f'queue(s).\n\nInterface: allocate(device) -> state; launch(state, {{name: tensor}}, watchdog=0) -> '
-                f'outputs;\ncheck(state) raises QueueTimeout when a debug watchdog fired.\n"""\n'
+                f'outputs;\nerror(code) -> the exception an error flag value stands for; check(state) raises '
+                f'KitsuneIndexError\nwhen an index check failed, QueueTimeout when a debug watchdog fired.\n"""\n'
                 "import base64\nimport io\nimport os\n\nimport numpy as np\nimport torch\nimport triton\n"
                 "import triton.language as tl\n")
 
@@ -1787,7 +1814,7 @@ class TritonGen:
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append("QUEUES = [" + ", ".join(f"({q.name!r}, {q.kernel!r}, {q.capacity}, {q.ntiles})"
                                              for q in p.queues) + "]")
-        lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check (debug) failed")
+        lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check failed")
         lines.append("INDEX_CHECKS = [" + ", ".join(repr(c) for c in self.index_checks) + "]")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
@@ -1829,13 +1856,16 @@ class TritonGen:
         return "\n".join(lines) + "\n"
 
 
-def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False) -> str:
+def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False,
+                    index_checks: bool = True) -> str:
     """The Triton module for @main's gpu_queue.program (see the module docstring).
 
     ``profile=True``: every kernel takes a ``prof`` buffer (allocated by ``allocate``) into which each work
-    item records its start, end and SM; ``read_profile(state)`` returns them after a launch."""
+    item records its start, end and SM; ``read_profile(state)`` returns them after a launch.
+    ``index_checks=False``: no index checks (an out-of-range index still reads 0 / drops its write, silently);
+    for measuring what the checks cost."""
     plan = build_plan(module, capacity)
-    return TritonGen(plan, tf32, profile).generate()
+    return TritonGen(plan, tf32, profile, index_checks).generate()
 
 
 def emit_triton(module: ModuleOp, output: IO[str]) -> None:
