@@ -5,10 +5,17 @@ through the same tensor-comprehension text that drives shape inference and the
 cost model. Tensors are numpy arrays: f32 -> float32, f64 -> float64, f16 ->
 float16, bf16 -> float32 holding bf16-rounded values, i64/i32 -> int64/int32,
 i1 -> bool. Floating ops compute in float32 and round to the result type.
+
+``interpret(..., f64=True)`` evaluates every floating tensor in float64 instead
+(no bf16 / f16 rounding; constants keep the values their type gives them, as do
+literals of the notation, which are float32): two evaluations of one computation
+in different association orders (a pass that splits a reduction, another BLAS
+kernel) then agree to ~1e-13, so comparing them tests meaning, not float32 rounding.
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,7 +43,12 @@ class InterpretError(Exception):
     """Bad inputs for a function (count, shape, dtype) or a failing op."""
 
 
+_F64 = contextvars.ContextVar("kitsune_interpret_f64", default=False)  # interpret(..., f64=True) is running
+
+
 def np_dtype(elem) -> np.dtype:
+    if _F64.get() and isinstance(elem, (Float32Type, BFloat16Type, Float16Type, Float64Type)):
+        return np.dtype(np.float64)
     if isinstance(elem, Float32Type) or isinstance(elem, BFloat16Type):
         return np.dtype(np.float32)
     if isinstance(elem, Float16Type):
@@ -62,7 +74,7 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
 def to_storage(a: np.ndarray, t: TensorType) -> np.ndarray:
     elem = t.get_element_type()
     a = np.asarray(a).astype(np_dtype(elem), copy=False)
-    if isinstance(elem, BFloat16Type):
+    if isinstance(elem, BFloat16Type) and not _F64.get():
         a = round_bf16(a)
     return a
 
@@ -165,12 +177,20 @@ def check_inputs(f: func.FuncOp, inputs: Sequence[Any]) -> list[np.ndarray]:
     return out
 
 
-def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: str = "main") -> list[np.ndarray]:
+def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: str = "main", *,
+              f64: bool = False) -> list[np.ndarray]:
     """Run function ``fn`` of ``module`` on numpy arrays (or torch tensors).
 
     ``inputs`` is a list in argument order, or a dict keyed by the argument
     names the importer records (``kitsune.name``), falling back to positions.
+    ``f64=True``: every floating tensor is evaluated in float64 (see the module docstring).
     """
+    if f64:
+        tok = _F64.set(True)
+        try:
+            return [np.asarray(x) for x in interpret(module, inputs, fn)]
+        finally:
+            _F64.reset(tok)
     f = find_function(module, fn)
     if isinstance(inputs, Mapping):
         inputs = _order_inputs(f, inputs)
