@@ -42,8 +42,9 @@ def compile(model, example_inputs, mode="dataflow", gpu="h100", **kw):
     """Compile a PyTorch model into a callable running Kitsune's generated Triton program.
 
     ``kitsune.compile(model, example_inputs, mode="dataflow", gpu="h100", *, device=None,
-    cuda_graph=False, debug=None)``; the result takes the model's inputs, returns its outputs and has
-    ``.report()``, ``.source`` and ``.lowered``. See ``kitsune.compile`` (the module).
+    cuda_graph=False, debug=None, index_checks=True)``; the result takes the model's inputs, returns its
+    outputs and has ``.report()``, ``.source``, ``.lowered`` and ``.check_errors()`` (out-of-range indices
+    raise ``KitsuneIndexError``: on a GPU at a later call or there). See ``kitsune.compile`` (the module).
     """
     from kitsune.compile import compile as _impl
 

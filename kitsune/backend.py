@@ -31,7 +31,8 @@ Options (``options={...}`` of ``torch.compile``): ``mode`` ('dataflow' | 'bulk-s
 (preset, default 'h100'), ``tune`` (accepted; the tuning database is not in this build: a warning
 says so), ``cuda_graph`` (replay each Kitsune graph in a CUDA graph; inputs are copied into static
 buffers), ``debug`` (watchdog), ``profile`` (the SM timeline of ``kitsune.compile(..., profile=True)``),
-``fallback`` (default True; False raises instead of falling back).
+``index_checks`` (default True; see ``kitsune.compile``), ``fallback`` (default True; False raises instead
+of falling back).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import torch
 
 log = logging.getLogger("kitsune.backend")
 
-OPTIONS = ("mode", "gpu", "tune", "cuda_graph", "debug", "profile", "fallback")
+OPTIONS = ("mode", "gpu", "tune", "cuda_graph", "debug", "profile", "index_checks", "fallback")
 
 
 class KitsuneFallback(Exception):
@@ -152,6 +153,8 @@ class CompiledGraph:
                     self._make_program(args)
                     return self._run(args)
                 except Exception as e:  # noqa: BLE001
+                    if isinstance(e, IndexError) and self.program is not None:
+                        raise  # the program runs: its index check caught a bad input (KitsuneIndexError)
                     if not self.opts.get("fallback", True) or self.fx_gm is None:
                         raise
                     self.program = None
@@ -248,7 +251,8 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint:
     dev = resolve_device("cuda" if dev.type == "cuda" and torch.cuda.is_available() else "cpu")
     mode, gpu = opts.get("mode", "dataflow"), opts.get("gpu", "h100")
     try:
-        low = _lower(module, mode, gpu, dev, profile=bool(opts.get("profile", False)))
+        low = _lower(module, mode, gpu, dev, profile=bool(opts.get("profile", False)),
+                     index_checks=bool(opts.get("index_checks", True)))
     except Exception as e:  # noqa: BLE001 - any lowering / codegen error is a fallback reason
         loc = ""
         op = getattr(e, "op", None)

@@ -15,7 +15,8 @@ Caching, in-process:
 
 * the lowering, the generated source and the loaded module are shared by every compile of the same
   graph (key: sha256 of the imported graph module's text -- shapes and dtypes included -- mode, gpu,
-  device type and queue capacity); a new compile of such a graph only uploads its own weights;
+  device type, queue capacity, profile and index checks); a new compile of such a graph only uploads its
+  own weights;
 * compiling the *same model object* again with the same input signature and options returns the same
   compiled object without exporting again, as long as its parameters and buffers are the same tensors,
   unmodified (``data_ptr`` and the in-place version counter; a changed ``training`` flag also misses).
@@ -53,6 +54,7 @@ class _Lowered:
     gpu: Any  # kitsune.gpu.GPU
     source_all: str | None = None  # generated with one slot per tile (when ring queues cannot be resident)
     profile: bool = False  # the generated kernels record every work item's start, end and SM
+    index_checks: bool = True  # the generated kernels check the indices they load (see generate_triton)
 
 
 _lowered: dict[tuple, _Lowered] = {}
@@ -74,7 +76,8 @@ def _main(module):
     return next((f for f in fs if f.sym_name.data == "main"), fs[0] if fs else None)
 
 
-def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: bool = False) -> _Lowered:
+def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: bool = False,
+           index_checks: bool = True) -> _Lowered:
     from kitsune import cost
     from kitsune.context import make_context
     from kitsune.gpu import parse_gpu_option
@@ -82,7 +85,8 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
 
     gtext = _text(graph_module)
     capacity = "all" if uses_interpreter(device) else "ir"
-    key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile))
+    key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile),
+           bool(index_checks))
     with _lock:
         hit = _lowered.get(key)
         if hit is not None:
@@ -92,8 +96,9 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
     from kitsune.codegen.triton_gen import generate_triton
 
-    source = generate_triton(graph_module, capacity=capacity, profile=profile)
-    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g, profile=bool(profile))
+    source = generate_triton(graph_module, capacity=capacity, profile=profile, index_checks=index_checks)
+    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g, profile=bool(profile),
+                   index_checks=bool(index_checks))
     with _lock:
         return _lowered.setdefault(key, low)
 
@@ -107,7 +112,8 @@ def _program_for(low: _Lowered, weights, dev: torch.device, **kw) -> Program:
         from kitsune.codegen.triton_gen import generate_triton
 
         if low.source_all is None:
-            low.source_all = generate_triton(low.module, capacity="all", profile=low.profile)
+            low.source_all = generate_triton(low.module, capacity="all", profile=low.profile,
+                                             index_checks=low.index_checks)
         program = Program(low.source_all, weights, dev, lowered=low.lowered, **kw)
         program.capacity_fallback = True
     return program
@@ -200,6 +206,13 @@ class CompiledModel:
             report_files(path, text, self._low, self.program)
         return text
 
+    def check_errors(self) -> None:
+        """Wait for the last call and raise what it flagged: ``KitsuneIndexError`` (an ``IndexError``
+        naming the op, its source line and the dimension) if an index was out of range. On a GPU a call
+        never synchronises to look: the error surfaces at a later call or here (see ``Program.check``);
+        under the interpreter the faulty call itself raises."""
+        self.program.check()
+
     def timeline(self) -> list[dict]:
         """The last call's work items (``profile=True`` only); see ``kitsune.report.timeline``."""
         from kitsune.report import timeline
@@ -212,11 +225,17 @@ class CompiledModel:
 
 def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow", gpu: str = "h100", *,
             device: Any = None, cuda_graph: bool = False, debug: bool | None = None, copy_outputs: bool = True,
-            cache: bool = True, profile: bool = False) -> CompiledModel:
+            cache: bool = True, profile: bool = False, index_checks: bool = True) -> CompiledModel:
     """Compile ``model`` for ``example_inputs``' shapes and dtypes; see the module docstring.
 
     ``device``: None -> 'cuda' when a GPU is present, else 'cpu' (Triton's interpreter, slow).
     ``debug``: watchdog on and a check after every call (None -> ``$KITSUNE_DEBUG``).
+    ``index_checks`` (default True): every index loaded from a tensor (embedding, gather, index, index_add,
+    scatter_reduce...) is checked against its dimension; one outside raises ``KitsuneIndexError`` naming the
+    op and its source line, as eager's ``IndexError`` would (the read gives 0 / the write is dropped, never out
+    of bounds). On a GPU the flag is read without synchronising: the error surfaces at a later call (that call
+    raises instead of running) or at ``check_errors()``, as CUDA's asynchronous errors do; under the
+    interpreter and with ``debug`` at the faulty call. ``False`` leaves the checks out (for measuring them).
     ``cuda_graph``: capture one launch in a CUDA graph and replay it (CUDA only).
     ``copy_outputs=False``: calls return the program's internal output buffers (overwritten by the next call).
     ``profile``: every work item (one stage call of one program) records its start and end time and its SM
@@ -232,7 +251,8 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
     leaves, in_spec = _flat_inputs(example_inputs)
-    key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs), bool(profile))
+    key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs), bool(profile),
+           bool(index_checks))
     if cache and isinstance(model, torch.nn.Module):
         with _lock:
             hit = _by_model.get(model, {}).get(key)
@@ -247,7 +267,7 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     ep = export(model, example_inputs, strict=False)
     graph_module, weights = import_exported(ep)
     out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
-    low = _lower(graph_module, mode, gpu, dev, profile=profile)
+    low = _lower(graph_module, mode, gpu, dev, profile=profile, index_checks=index_checks)
     program = _program_for(low, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs)
     if out_spec is not None and out_spec.num_leaves != len(program.output_names):
         raise KitsuneRuntimeError(f"the model returns {out_spec.num_leaves} value(s) but the program has "

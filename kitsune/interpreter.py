@@ -5,6 +5,12 @@ through the same tensor-comprehension text that drives shape inference and the
 cost model. Tensors are numpy arrays: f32 -> float32, f64 -> float64, f16 ->
 float16, bf16 -> float32 holding bf16-rounded values, i64/i32 -> int64/int32,
 i1 -> bool. Floating ops compute in float32 and round to the result type.
+
+``interpret(..., f64=True)`` evaluates every floating tensor in float64 instead
+(no bf16 / f16 rounding; constants keep the values their type gives them, as do
+literals of the notation, which are float32): two evaluations of one computation
+in different association orders (a pass that splits a reduction, another BLAS
+kernel) then agree to ~1e-13, so comparing them tests meaning, not float32 rounding.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from xdsl.interpreters.func import FuncFunctions
 
 from kitsune.dialects.graph import GRAPH_OPS, GraphOp, fmt_loc, fmt_type
 # the value helpers live in kitsune.dialects.values; re-exported here for existing callers
-from kitsune.dialects.values import InterpretError, constant_value, np_dtype, round_bf16, to_storage  # noqa: F401
+from kitsune.dialects.values import _F64, InterpretError, constant_value, np_dtype, round_bf16, to_storage  # noqa: F401
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import DYN
 
@@ -113,12 +119,20 @@ def check_inputs(f: func.FuncOp, inputs: Sequence[Any]) -> list[np.ndarray]:
     return out
 
 
-def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: str = "main") -> list[np.ndarray]:
+def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: str = "main", *,
+              f64: bool = False) -> list[np.ndarray]:
     """Run function ``fn`` of ``module`` on numpy arrays (or torch tensors).
 
     ``inputs`` is a list in argument order, or a dict keyed by the argument
     names the importer records (``kitsune.name``), falling back to positions.
+    ``f64=True``: every floating tensor is evaluated in float64 (see the module docstring).
     """
+    if f64:
+        tok = _F64.set(True)
+        try:
+            return [np.asarray(x) for x in interpret(module, inputs, fn)]
+        finally:
+            _F64.reset(tok)
     f = find_function(module, fn)
     if isinstance(inputs, Mapping):
         inputs = _order_inputs(f, inputs)

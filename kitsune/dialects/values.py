@@ -8,6 +8,8 @@ i8 -> int64 / int32 / int16 / int8, i1 -> bool.
 
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -29,7 +31,13 @@ class InterpretError(Exception):
     (``kitsune.interpreter``, which re-exports it) raises it for everything else."""
 
 
+_F64 = contextvars.ContextVar("kitsune_interpret_f64", default=False)
+"""Set while ``kitsune.interpreter.interpret(..., f64=True)`` runs: floating tensors are float64, no bf16 rounding."""
+
+
 def np_dtype(elem) -> np.dtype:
+    if _F64.get() and isinstance(elem, (Float32Type, BFloat16Type, Float16Type, Float64Type)):
+        return np.dtype(np.float64)
     if isinstance(elem, Float32Type) or isinstance(elem, BFloat16Type):
         return np.dtype(np.float32)
     if isinstance(elem, Float16Type):
@@ -55,7 +63,7 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
 def to_storage(a: np.ndarray, t: TensorType) -> np.ndarray:
     elem = t.get_element_type()
     a = np.asarray(a).astype(np_dtype(elem), copy=False)
-    if isinstance(elem, BFloat16Type):
+    if isinstance(elem, BFloat16Type) and not _F64.get():
         a = round_bf16(a)
     return a
 

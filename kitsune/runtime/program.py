@@ -11,7 +11,25 @@ A :class:`Program` wraps one generated module (the text that
     KERNELS  [dict(name, fn, grid, num_warps, tensors, signature, constexprs)]
     allocate(device) -> state
     launch(state, tensors, watchdog=0) -> [output tensors]   (no sync; bumps the device-side epoch)
-    check(state)                                             (syncs; raises QueueTimeout)
+    check(state)               (syncs; raises KitsuneIndexError and resets the flag, or QueueTimeout)
+    error(code)                (optional: the exception for a flag value, None for 0; reads nothing)
+    INDEX_CHECKS               (optional: the index checks compiled in; empty -> no flag to watch)
+
+Errors (out-of-range indices): every generated kernel checks the indices it loads from tensors
+(gathers, scatters) and sets ``state["err"]`` when one lies outside its dimension (the access itself
+is masked: a read gives 0, a write is dropped). A :class:`Program` turns the flag into the module's
+``KitsuneIndexError`` (naming the op, its source location and the dimension) without adding a
+device->host synchronisation to a call, like CUDA's asynchronous errors:
+
+* on a GPU each call ends by copying the flag into pinned host memory (``non_blocking``, on the
+  call's stream, after the launch or the CUDA graph's replay) and recording a CUDA event; the next
+  call starts by querying that event (no wait): if the copy has landed and the flag was set, that
+  call raises instead of running, and the flag is reset (later calls run normally). So an error
+  surfaces at a later call -- the next one if the GPU has finished the faulty one by then -- or at
+  :meth:`Program.check`, which waits for the last call and raises at once;
+* under Triton's interpreter (``device='cpu'``) everything is synchronous: the flag is read at the
+  end of every call, and the faulty call itself raises;
+* ``debug=True`` reads the flag (synchronising) after every call, on any device.
 
 Loading: the source is written to ``$KITSUNE_CACHE_DIR`` (default
 ``~/.cache/kitsune``) as ``kitsune_<sha256>.py`` -- ``@triton.jit`` needs the
@@ -220,6 +238,33 @@ def load_source(source: str, *, interpret: bool, directory: str | os.PathLike | 
 # ------------------------------------------------------------------ programs
 
 
+class FlagCopy:
+    """The lazy read of a program's error flag on a GPU: ``record`` (at the end of a call) copies the flag
+    into pinned host memory behind the call's kernels -- ``non_blocking``, on the current stream, so after
+    the launch or the CUDA graph's replay -- and records an event; ``ready`` queries the event (no wait),
+    ``wait`` waits for it, ``value`` is the copied flag once ready."""
+
+    def __init__(self, err: torch.Tensor, device: torch.device):
+        self.device = device
+        with torch.cuda.device(device):
+            self.host = torch.zeros(err.shape, dtype=err.dtype, pin_memory=True)
+            self.event = torch.cuda.Event()
+
+    def record(self, err: torch.Tensor) -> None:
+        with torch.cuda.device(self.device):
+            self.host.copy_(err, non_blocking=True)
+            self.event.record()
+
+    def ready(self) -> bool:
+        return self.event.query()
+
+    def wait(self) -> None:
+        self.event.synchronize()
+
+    def value(self) -> int:
+        return int(self.host.view(-1)[0])
+
+
 def _fmt_shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join("?" if d < 0 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -244,6 +289,11 @@ class Program:
     raises the module's ``QueueTimeout`` naming the queue and kernel), ``cuda_graph`` (CUDA only: the
     first call warms up and captures one launch, later calls copy the inputs into static buffers and
     replay it).
+
+    Out-of-range indices raise the module's ``KitsuneIndexError`` (an ``IndexError``): on a GPU at a
+    later call (the first that finds the faulty call finished; it raises instead of running) or at
+    :meth:`check`, never by synchronising inside a call; under the interpreter and with ``debug`` at
+    the faulty call itself. See the module docstring; :meth:`poll` is the non-blocking check.
     """
 
     def __init__(self, source: str, weights: Mapping[str, Any] | None = None, device: Any = None, *,
@@ -283,12 +333,18 @@ class Program:
         self._static: dict[str, torch.Tensor] = {}
         self._graph_outputs: list[torch.Tensor] | None = None
         self.calls = 0
+        # the lazy error check (GPU, not debug, a module with index checks): see FlagCopy and poll
+        self.index_checks = bool(getattr(m, "INDEX_CHECKS", None))
+        self._flag: FlagCopy | None = None
+        if self.index_checks and not self.interpret and not self.debug:
+            self._flag = FlagCopy(self.state["err"], self.device)
+        self._flag_pending = False  # the last call's flag copy has not been looked at
 
     @classmethod
     def from_module(cls, module, weights: Mapping[str, Any] | None = None, device: Any = None, *,
-                    capacity: str | None = None, **kw) -> "Program":
+                    capacity: str | None = None, index_checks: bool = True, **kw) -> "Program":
         """Generate Triton for a gpu_queue-lowered module (``capacity`` 'all' under the interpreter, else
-        'ir') and load it."""
+        'ir'; ``index_checks``: see ``generate_triton``) and load it."""
         from kitsune.codegen.triton_gen import generate_triton
 
         dev = resolve_device(device)
@@ -300,13 +356,14 @@ class Program:
             text = module_to_text(module, debuginfo=False)
         except Exception:  # pragma: no cover - printing is best effort
             pass
-        prog = cls(generate_triton(module, capacity=cap), weights, dev, lowered=text, **kw)
+        prog = cls(generate_triton(module, capacity=cap, index_checks=index_checks), weights, dev, lowered=text, **kw)
         if capacity is None and cap == "ir" and not prog.all_resident():
             # A ring queue (fewer slots than tiles) makes a producer wait for its consumers: every
             # program of that kernel must be resident at once. The compiled kernels use more registers
             # or shared memory than allocate-sms assumed, so give every queue a slot per tile instead
             # (no back-pressure: ticket-ordered programs then always make progress).
-            prog = cls(generate_triton(module, capacity="all"), weights, dev, lowered=text, **kw)
+            prog = cls(generate_triton(module, capacity="all", index_checks=index_checks), weights, dev, lowered=text,
+                       **kw)
             prog.capacity_fallback = True
         return prog
 
@@ -390,6 +447,7 @@ class Program:
     # ---------------------------------------------------------------- running
 
     def __call__(self, *inputs: Any, copy_outputs: bool | None = None) -> list[torch.Tensor]:
+        self.poll()  # an error an earlier call left (when the GPU has finished it) raises here
         ins = self._prepare(inputs)
         copy = self.copy_outputs if copy_outputs is None else copy_outputs
         if self.cuda_graph:
@@ -400,13 +458,40 @@ class Program:
             with torch.cuda.device(self.device):
                 outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
         self.calls += 1
-        if self.debug:
+        if self._flag is not None:  # on the call's stream, after the launch / replay: read by a later poll
+            self._flag.record(self.state["err"])
+            self._flag_pending = True
+        elif self.debug or self.interpret:  # debug syncs; the interpreter is synchronous anyway
             self.check()
         outs = list(outs)
         return [o.clone() for o in outs] if copy else outs
 
+    def poll(self) -> None:
+        """Raise the error flag of the last call if the GPU has finished it, without waiting (the event is
+        queried, nothing synchronises): the module's ``KitsuneIndexError`` (the flag is reset, later calls
+        run) or ``QueueTimeout``. Every call starts with it; a no-op under the interpreter and in debug."""
+        if not self._flag_pending or not self._flag.ready():
+            return
+        self._flag_pending = False
+        code = self._flag.value()
+        if not code:
+            return
+        e = self.module.error(code) if hasattr(self.module, "error") else None
+        if e is None:  # a module without error(): its check reads the flag itself
+            self.module.check(self.state)
+            return
+        if isinstance(e, IndexError):
+            self.state["err"].zero_()  # on the current stream: before the next launch
+        raise e
+
     def check(self) -> None:
-        """Synchronize and raise the module's ``QueueTimeout`` if a watchdog fired."""
+        """Wait for the last call and raise what it flagged (synchronises): the module's
+        ``KitsuneIndexError`` if an index was out of range (the flag is reset: later calls run), its
+        ``QueueTimeout`` if a debug watchdog fired. On a GPU without debug, calls raise such an error
+        only at a later call (see :meth:`poll`); call this to have it now, e.g. before using results."""
+        if self._flag_pending:
+            self._flag.wait()  # the copy in flight lands; the read below supersedes it
+            self._flag_pending = False
         self.module.check(self.state)
 
     def _replay(self, ins: dict[str, torch.Tensor]) -> list[torch.Tensor]:
@@ -435,5 +520,5 @@ class Program:
                 + (" [Triton interpreter]" if self.interpret else "") + ">")
 
 
-__all__ = ["Program", "KitsuneRuntimeError", "InputError", "load_source", "cache_dir", "resolve_device",
+__all__ = ["Program", "FlagCopy", "KitsuneRuntimeError", "InputError", "load_source", "cache_dir", "resolve_device",
            "uses_interpreter", "TORCH_DTYPES", "DEFAULT_WATCHDOG"]

@@ -583,6 +583,11 @@ def _erf(x):
     return torch.special.erf(torch.from_numpy(np.ascontiguousarray(x))).numpy()
 
 
+def _fdt(x):
+    """float64 for float64 values (they stay float64), else float32."""
+    return np.float64 if np.asarray(x).dtype == np.float64 else np.float32
+
+
 def _sigmoid(x):
     with np.errstate(over="ignore"):
         return 1.0 / (1.0 + np.exp(-x))
@@ -594,7 +599,7 @@ _FN: dict[str, Callable] = {
     "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "tanh": np.tanh,
-    "erf": lambda x: _erf(np.asarray(x, dtype=np.float32) if np.ndim(x) else np.float32(x)),
+    "erf": lambda x: _erf(np.asarray(x, dtype=_fdt(x)) if np.ndim(x) else _fdt(x)(x)),
     "sigmoid": _sigmoid,
     "abs": np.abs,
     "sin": np.sin,

@@ -6,9 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-# One BLAS thread: the pass-meaning tests compare two interpreter runs of float32 reductions, and a
-# multi-threaded BLAS may split a GEMM differently between runs (the intermittent
-# test_form_regions_preserves_meaning[mlp] failure); this must come before numpy is imported.
+# One BLAS thread (before numpy is imported): no thread pools competing with Triton's interpreter on
+# shared CI cores. It was set for the intermittent test_form_regions_preserves_meaning[mlp] failure, which
+# it cannot explain: that test's GEMMs give bitwise the same results with 1 to 8 OpenBLAS threads; the
+# pass-meaning tests now compare float64 evaluations (test_dataflow._check_same).
 for _v in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 

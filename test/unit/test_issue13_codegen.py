@@ -1,7 +1,8 @@
 """The ops and fixes of issue 13 through the whole pipeline: lowered in both modes, Triton generated and run
 under Triton's CPU interpreter, against torch (and the reference interpreter).
 
-Also: NaN through max / pooling as in eager, out-of-range gather indices raise in debug builds, integer inputs
+Also: NaN through max / pooling as in eager, out-of-range gather / scatter indices raise (in every build; under
+the interpreter at the faulty call itself), integer inputs
 of another width are converted only when they fit, 0-d buffers, and grouped indices with groups of size 1.
 """
 
@@ -78,19 +79,102 @@ class _Emb(torch.nn.Module):
         return self.e(i) * 2.0
 
 
-def test_out_of_range_index_raises_in_debug():
+@pytest.mark.parametrize("debug", [False, True])
+def test_out_of_range_index_raises(debug):
+    """Index checks are on in every build: under the interpreter the faulty call itself raises (on a GPU
+    without debug a later call or check_errors() would), naming the op, its source line and the dimension."""
     torch.manual_seed(0)
     m = _Emb()
     i = torch.randint(0, 10, (3, 4))
     bad = i.clone()
     bad[1, 2] = 12
-    cm = kitsune.compile(m, (i,), mode="bulk-sync", debug=True)
+    cm = kitsune.compile(m, (i,), mode="bulk-sync", debug=debug)
+    assert "_index_check(" in cm.source.split("def _index_check", 1)[1]  # called, not only defined
     torch.testing.assert_close(cm(i), m(i))
-    with pytest.raises(IndexError, match=r"index out of range: 'graph.embedding' uses .* outside \[0, 10\)"):
+    with pytest.raises(IndexError, match=r"test_issue13_codegen.py:\d+:\d+: index out of range: 'graph.embedding' "
+                                         r"uses .* outside \[0, 10\) in dim 0") as e:
         cm(bad)
-    torch.testing.assert_close(cm(i), m(i))  # the flag is cleared: later calls run
+    assert type(e.value).__name__ == "KitsuneIndexError"
+    assert int(cm.program.state["err"][0]) == 0  # the flag is reset ...
+    torch.testing.assert_close(cm(i), m(i))  # ... and later calls run
+    cm.check_errors()  # nothing pending
+    neg = i.clone()
+    neg[0, 0] = -1  # embedding takes no negative ids (eager raises too)
+    with pytest.raises(IndexError, match="graph.embedding"):
+        cm(neg)
     # another integer width is converted when the values fit, else rejected
     torch.testing.assert_close(cm(i.to(torch.int32)), m(i))
+
+
+class _FakeFlagCopy:
+    """``kitsune.runtime.program.FlagCopy`` as on a GPU, with the event's completion under the test's control."""
+
+    def __init__(self):
+        self.host, self.done, self.records = None, False, 0
+
+    def record(self, err):
+        self.host, self.done, self.records = err.clone(), False, self.records + 1
+
+    def ready(self):
+        return self.done
+
+    def wait(self):
+        self.done = True
+
+    def value(self):
+        return int(self.host[0])
+
+
+def test_lazy_error_check_raises_at_a_later_call():
+    """The GPU path's logic (no sync in a call): a faulty call returns, a later call that finds it finished
+    raises instead of running and resets the flag; check_errors() waits and raises at once."""
+    torch.manual_seed(0)
+    m = _Emb()
+    i = torch.randint(0, 10, (3, 4))
+    bad = i.clone()
+    bad[1, 2] = 12
+    cm = kitsune.compile(m, (i,), mode="bulk-sync", cache=False)
+    p = cm.program
+    p._flag = flag = _FakeFlagCopy()
+    cm(bad)  # returns: the flag is only copied, not read
+    assert flag.records == 1 and int(p.state["err"][0]) != 0
+    torch.testing.assert_close(cm(i), m(i))  # the faulty call has not finished (as far as the event says): runs
+    flag.done = True
+    calls = p.calls
+    with pytest.raises(IndexError, match=r"index out of range: 'graph.embedding' .* in dim 0") as e:
+        cm(i)  # found finished: raises instead of running
+    assert type(e.value).__name__ == "KitsuneIndexError" and p.calls == calls
+    assert int(p.state["err"][0]) == 0
+    torch.testing.assert_close(cm(i), m(i))  # the flag was reset
+    flag.done = True
+    torch.testing.assert_close(cm(i), m(i))  # a clean copy raises nothing
+    cm(bad)
+    with pytest.raises(IndexError, match="graph.embedding"):
+        cm.check_errors()  # waits for the last call: raises now
+    flag.done = True
+    torch.testing.assert_close(cm(i), m(i))  # that copy is superseded: no second report
+    cm.check_errors()
+
+
+def test_index_checks_off_reads_zero_silently():
+    torch.manual_seed(0)
+    m = _Emb()
+    i = torch.randint(0, 10, (3, 4))
+    bad = i.clone()
+    bad[1, 2] = 12
+    on = kitsune.compile(m, (i,), mode="bulk-sync")
+    off = kitsune.compile(m, (i,), mode="bulk-sync", index_checks=False)
+    assert off is not on and off.source != on.source  # part of both cache keys
+    assert kitsune.compile(m, (i,), mode="bulk-sync", index_checks=False) is off
+    body_on, body_off = on.source.split("def _index_check", 1)[1], off.source.split("def _index_check", 1)[1]
+    assert "_index_check(" in body_on and "_index_check(" not in body_off
+    assert "INDEX_CHECKS = []" in off.source and "INDEX_CHECKS = []" not in on.source
+    got = off(bad)  # no error: the out-of-range row reads 0
+    want = m(bad.clamp(max=9))
+    want[1, 2] = 0.0
+    torch.testing.assert_close(got, want)
+    off.check_errors()
+    torch.testing.assert_close(off(i), m(i))
 
 
 def test_narrowing_integer_input_is_rejected():
@@ -244,10 +328,12 @@ class _Scatter(torch.nn.Module):
         return torch.index_add(x, 0, i, s) * 1.0
 
 
-def test_out_of_range_scatter_index_raises_in_debug():
+@pytest.mark.parametrize("debug", [False, True])
+def test_out_of_range_scatter_index_raises(debug):
     x, s = torch.randn(5, 3), torch.randn(4, 3)
     i = torch.tensor([0, 4, 2, 4])
-    cm = kitsune.compile(_Scatter(), (x, i, s), mode="bulk-sync", debug=True)
+    cm = kitsune.compile(_Scatter(), (x, i, s), mode="bulk-sync", debug=debug)
     torch.testing.assert_close(cm(x, i, s), torch.index_add(x, 0, i, s))
     with pytest.raises(IndexError, match="index out of range: 'graph.index_add'"):
         cm(x, torch.tensor([0, 5, 2, 4]), s)
+    torch.testing.assert_close(cm(x, i, s), torch.index_add(x, 0, i, s))  # the flag was reset

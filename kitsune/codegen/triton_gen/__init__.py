@@ -50,6 +50,16 @@ sem="acquire", scope="gpu")`` spins until the tile is there, loads bypass L1
 queue in the error flag, which the launcher's ``check`` turns into an exception
 naming the queue.
 
+Index checks
+------------
+Every index loaded from a tensor (a gather's read, a scatter's target) is checked
+against the dimension it indexes, in every build (``index_checks=False`` leaves
+them out): an index outside sets the error flag to a code naming the op, its
+source location and the dimension (``INDEX_CHECKS``), while the access itself
+stays masked (a read gives 0, a write is dropped). ``error(code)`` decodes the
+flag, ``check(state)`` reads it (synchronising) and raises ``KitsuneIndexError``;
+``kitsune.runtime`` reads it without synchronising (see ``Program``).
+
 Layout
 ------
 ``index_algebra``   Lin / Atom: symbolic index expressions and their arithmetic (pure)
@@ -63,7 +73,8 @@ Layout
 ``reductions``      Reductions: which template computes a reduction; the generic chunked loop
 ``templates/``      dot (tl.dot: gemm, gemv, conv, one-hot scatter-add), split_k (K loops, split
                     reductions and their combination), row_reduction, window_reduction (unrolled),
-                    scatter (atomic scatter-accumulate stages)
+                    scatter (atomic scatter-accumulate stages), decode_attention (flash-decoding
+                    partials: online softmax, a key/value group's query heads as dot rows)
 ``tiling``          the output tile: tile coordinates, tile axes, merged lane axes
 ``queues``          queue waits, frees and pushes of a stage
 ``stage``           StageGen: the kernel shell of one stage function

@@ -289,12 +289,10 @@ class Evaluator:
                 tv = self.read(opp, ix.access, binding, 0.0)
                 if tv.kind == "f":
                     tv = self.b.tmp(f"{self.b.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
-                if tv.const is None:  # debug builds (WATCHDOG > 0) flag an index outside its dim
+                if tv.const is None:  # an index outside its dim sets the error flag (the read is masked)
                     n = self.index_size(opp, acc, len(out))
                     if n is not None:
-                        code = self.gen.index_check(opp.op, acc, len(out), n)
-                        self.b.em.emit(f"if WATCHDOG > 0: _index_check({self.b.place(tv, tv.frame)}, {n}, err, "
-                                       f"{code})", tv.depth)
+                        self.gen.emit_index_check(self.b, opp.op, acc, len(out), n, tv, tv.depth)
                 out.append(self.b.val_atom(tv) if tv.const is None else lconst(int(tv.const)))
             else:
                 out.append(ladd(lconst(ix.const), *(lscale(binding[v], c) for v, c in ix.terms)))

@@ -91,9 +91,8 @@ class Reductions:
         for d, ix in scatter:
             tv = ev.read(opp, ix.access, b2, 0.0)
             n = opp.bound.shapes[s.lhs.tensor][d]
-            if tv.const is None and n >= 0:  # debug builds flag a scatter index outside the target
-                code = ev.gen.index_check(opp.op, s.lhs, d, n)
-                b.em.emit(f"if WATCHDOG > 0: _index_check({b.place(tv, tv.frame)}, {n}, err, {code})", tv.depth)
+            if tv.const is None and n >= 0:  # a scatter index outside the target sets the flag (write dropped)
+                ev.gen.emit_index_check(b, opp.op, s.lhs, d, n, tv, tv.depth)
             cs.append(ev.arith.binop("==", tv, b.lin_tv(idx[d])))
         body = ev.expr(opp, s.rhs, b2, neutral)
         m = b.mask_mixed(cs)

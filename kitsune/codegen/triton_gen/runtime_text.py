@@ -10,7 +10,7 @@
 ``INDEX_CODE``: error codes below it name a queue whose watchdog fired, from it on a failed index check.
 """
 
-INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks (debug)
+INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks
 
 RUNTIME = '''
 class QueueTimeout(RuntimeError):
@@ -18,7 +18,8 @@ class QueueTimeout(RuntimeError):
 
 
 class KitsuneIndexError(IndexError):
-    """An index tensor held a value outside the dimension it indexes (checked when built with debug)."""
+    """An index tensor held a value outside the dimension it indexes (checked unless built with
+    index_checks=False; the read gave 0, the write was dropped)."""
 
 
 @triton.jit
@@ -224,18 +225,29 @@ def residency(state, tensors):
     return out
 
 
-def check(state):
-    """Raise QueueTimeout if a spin-wait's watchdog fired (synchronises)."""
-    code = int(state["err"].item())
+def error(code):
+    """The exception an error flag value stands for (None for 0): KitsuneIndexError (an index check) or
+    QueueTimeout (a debug watchdog). Reads nothing: the runtime copies the flag to the host asynchronously."""
+    code = int(code)
     if code >= INDEX_CODE:
-        state["err"].zero_()
         where, what = INDEX_CHECKS[code - INDEX_CODE]
-        raise KitsuneIndexError(f"{where}index out of range: {what}")
+        return KitsuneIndexError(f"{where}index out of range: {what}")
     if code:
         name, kernel, cap, ntiles = QUEUES[code - 1]
-        raise QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
-                           f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
-                           f"or the grid is larger than the CTAs that can be resident at once)")
+        return QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
+                            f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
+                            f"or the grid is larger than the CTAs that can be resident at once)")
+    return None
+
+
+def check(state):
+    """Raise KitsuneIndexError if an index check failed (the flag is reset: later launches run), QueueTimeout
+    if a spin-wait's watchdog fired (synchronises: reads the flag)."""
+    e = error(state["err"].item())
+    if isinstance(e, KitsuneIndexError):
+        state["err"].zero_()
+    if e is not None:
+        raise e
 '''
 
 

@@ -9,7 +9,8 @@ target rows ``I[j]`` and adds the block into the result with ``tl.atomic_add``
 (relaxed: only the sum matters, and the kernel boundary orders it before its
 readers). The runtime zeroes the result's buffer before the kernel starts
 (``Kernel.zero``). Repeated indices accumulate, as in eager; an index outside
-the result is skipped, and flagged in debug builds (``WATCHDOG > 0``).
+the result is skipped and sets the error flag (unless generated with
+``index_checks=False``).
 
 The loop structure, tiling and atomics live here; all arithmetic comes from the
 evaluator. It drives the stage function through the shell's hook surface only
@@ -79,8 +80,7 @@ def generate_scatter(g: "StageGen") -> list[str]:
             continue
         iv = ev.read(opp, ix.access, binding, 0.0)
         n = t.shape[k]
-        code = g.gen.index_check(opp.op, s.lhs, k, n)
-        b.em.emit(f"if WATCHDOG > 0: _index_check({b.place(iv, iv.frame)}, {n}, err, {code})", max(1, iv.depth))
+        g.gen.emit_index_check(b, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
         conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
         terms.append(lscale(b.val_atom(iv), tstrides[k]))
     m = b.mask_mixed(conds)
