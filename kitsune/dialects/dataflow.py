@@ -132,6 +132,18 @@ class TaskOp(IRDLOperation):
     def num_tiles(self) -> int:
         return math.prod(self.grid())
 
+    def drop_unused_args(self) -> None:
+        """Remove the body arguments nothing reads, with their operands."""
+        block = self.body.blocks.first
+        keep = [i for i, a in enumerate(block.args) if a.uses]
+        if len(keep) == len(block.args):
+            return
+        ops = list(self.operands)
+        for i in reversed(range(len(block.args))):
+            if i not in keep:
+                block.erase_arg(block.args[i])
+        self.operands = [ops[i] for i in keep]
+
     def yield_op(self) -> YieldOp:
         y = self.body.blocks.first.last_op
         assert isinstance(y, YieldOp)

@@ -72,7 +72,8 @@ def _source_for(value: SSAValue, cons: df.TaskOp, operands: list[SSAValue]) -> S
 
 
 def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]) -> None:
-    """Clone ``task``'s ops into each consumer (at the top of its body) and erase ``task``."""
+    """Clone ``task``'s ops into each consumer (at the top of its body) and erase ``task`` (the channels that fed
+    only it are left unused: ``legalise_channels`` removes them)."""
     src_block = task.body.blocks.first
     yielded = list(src_block.last_op.operands)
     for cons in dict.fromkeys(c for _, c, _ in uses):
@@ -102,21 +103,13 @@ def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]
                 continue
             k = list(task.results).index(ch.source)
             block.args[idx].replace_all_uses_with(mapping.get(yielded[k], yielded[k]))
-        keep = [i for i, a in enumerate(block.args) if a.uses]
-        for i in reversed(range(len(block.args))):
-            if i not in keep:
-                block.erase_arg(block.args[i])
-        cons.operands = [operands[i] for i in keep]
+        cons.operands = operands
+        cons.drop_unused_args()  # the arguments that carried the copy's results
     for ch in dict.fromkeys(ch for ch, _, _ in uses):
         ch.detach()
         ch.erase()
-    fed = [v.owner for v in task.operands if isinstance(v.owner, df.ChannelOp)]
     task.detach()
-    task.erase()
-    for ch in dict.fromkeys(fed):  # channels that only fed the copy
-        if not ch.result.uses:
-            ch.detach()
-            ch.erase()
+    task.erase()  # the channels that only fed it go with legalise_channels' sweep
 
 
 @dataclass(frozen=True)

@@ -174,9 +174,9 @@ class SplitReductionPass(ModulePass):
             return None
         k = reduced_size(best)
         tiles = t.num_tiles()
-        if self.templates and best.OPDEF.name == "attention" and decode_attention_problem(best) is not None:
-            cfg = DecodeAttentionConfig.for_sms(decode_attention_problem(best), self.sms)
-            return best, (min(self.force, k) if self.force > 0 else cfg.PARTS)
+        prob = decode_attention_problem(best) if self.templates and best.OPDEF.name == "attention" else None
+        if prob is not None:
+            return best, (min(self.force, k) if self.force > 0 else DecodeAttentionConfig.for_sms(prob, self.sms).PARTS)
         if self.force > 0:
             p = min(self.force, k)
         else:
@@ -221,7 +221,7 @@ class SplitReductionPass(ModulePass):
             body.add_op(pop)
             body.add_op(df.YieldOp([pop.results[0]]))
             pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [pres_type], ptile, Region(body))
-            _drop_unused_args(pt)
+            pt.drop_unused_args()
             ch = df.ChannelOp(pt.results[0], "all")
             new_ops += [pt, ch]
             partial_vals.append(ch)
@@ -256,7 +256,7 @@ class SplitReductionPass(ModulePass):
         _dce(body)
         comb = df.TaskOp(f"{t.task_name}_combine", "combine", list(t.ins) + partials,
                          [r.type for r in t.outs], t.tile_sizes(), Region(body), dict(t.attributes))
-        _drop_unused_args(comb)
+        comb.drop_unused_args()
         for ch in [o for o in new_ops if isinstance(o, df.ChannelOp)]:
             for rel in df.RELATIONS:
                 if df.relation_error(rel, ch.source.owner, _shape(ch.result), comb) is None:
@@ -317,7 +317,7 @@ class SplitReductionPass(ModulePass):
             pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [o_t, r_t, r_t], ptile, Region(body))
             for name, attr in attrs.items():
                 pt.attributes[name] = attr
-            _drop_unused_args(pt)
+            pt.drop_unused_args()
             cs = [df.ChannelOp(r, "all") for r in pt.results]
             new_ops += [pt, *cs]
             chans += cs
@@ -446,13 +446,3 @@ def _dce(body: Block) -> None:
                 changed = True
 
 
-def _drop_unused_args(t: df.TaskOp) -> None:
-    block = t.body.blocks.first
-    keep = [i for i, a in enumerate(block.args) if a.uses]
-    if len(keep) == len(block.args):
-        return
-    ops = list(t.operands)
-    for i in reversed(range(len(block.args))):
-        if i not in keep:
-            block.erase_arg(block.args[i])
-    t.operands = [ops[i] for i in keep]

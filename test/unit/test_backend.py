@@ -11,6 +11,7 @@ import kitsune
 import kitsune.backend as kb
 import kitsune.compile as kc
 from kitsune.models import get_workload
+from test_issue13_codegen import emb_case  # the embedding and its out-of-range ids
 
 
 def rel(a, b) -> float:
@@ -195,22 +196,9 @@ def test_first_call_failure_falls_back(monkeypatch, caplog):
     assert "fallback" in kb.records()[-1].status
 
 
-class _Emb(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.e = torch.nn.Embedding(10, 4)
-
-    def forward(self, i):
-        return self.e(i) * 2.0
-
-
 def test_out_of_range_index_raises_and_stays_on_kitsune():
     """A bad index on the first call is the input's fault, not the program's: KitsuneIndexError, no fallback."""
-    torch.manual_seed(0)
-    m = _Emb().eval()
-    i = torch.randint(0, 10, (3, 4))
-    bad = i.clone()
-    bad[0, 1] = 10
+    m, i, bad = emb_case(at=(0, 1), bad_id=10)
     c = torch.compile(m, backend="kitsune", options={"mode": "bulk-sync"})
     with torch.no_grad():
         with pytest.raises(IndexError, match="graph.embedding") as e:

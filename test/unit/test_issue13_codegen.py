@@ -79,15 +79,21 @@ class _Emb(torch.nn.Module):
         return self.e(i) * 2.0
 
 
+def emb_case(at=(1, 2), bad_id=12):
+    """An embedding of 10 rows (seed 0), ids in range, and a copy with ``bad_id`` at ``at``."""
+    torch.manual_seed(0)
+    m = _Emb().eval()
+    i = torch.randint(0, 10, (3, 4))
+    bad = i.clone()
+    bad[at] = bad_id
+    return m, i, bad
+
+
 @pytest.mark.parametrize("debug", [False, True])
 def test_out_of_range_index_raises(debug):
     """Index checks are on in every build: under the interpreter the faulty call itself raises (on a GPU
     without debug a later call or check_errors() would), naming the op, its source line and the dimension."""
-    torch.manual_seed(0)
-    m = _Emb()
-    i = torch.randint(0, 10, (3, 4))
-    bad = i.clone()
-    bad[1, 2] = 12
+    m, i, bad = emb_case()
     cm = kitsune.compile(m, (i,), mode="bulk-sync", debug=debug)
     assert "_index_check(" in cm.source.split("def _index_check", 1)[1]  # called, not only defined
     torch.testing.assert_close(cm(i), m(i))
@@ -128,11 +134,7 @@ class _FakeFlagCopy:
 def test_lazy_error_check_raises_at_a_later_call():
     """The GPU path's logic (no sync in a call): a faulty call returns, a later call that finds it finished
     raises instead of running and resets the flag; check_errors() waits and raises at once."""
-    torch.manual_seed(0)
-    m = _Emb()
-    i = torch.randint(0, 10, (3, 4))
-    bad = i.clone()
-    bad[1, 2] = 12
+    m, i, bad = emb_case()
     cm = kitsune.compile(m, (i,), mode="bulk-sync", cache=False)
     p = cm.program
     p._flag = flag = _FakeFlagCopy()
@@ -157,11 +159,7 @@ def test_lazy_error_check_raises_at_a_later_call():
 
 
 def test_index_checks_off_reads_zero_silently():
-    torch.manual_seed(0)
-    m = _Emb()
-    i = torch.randint(0, 10, (3, 4))
-    bad = i.clone()
-    bad[1, 2] = 12
+    m, i, bad = emb_case()
     on = kitsune.compile(m, (i,), mode="bulk-sync")
     off = kitsune.compile(m, (i,), mode="bulk-sync", index_checks=False)
     assert off is not on and off.source != on.source  # part of both cache keys

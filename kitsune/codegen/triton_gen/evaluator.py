@@ -109,6 +109,10 @@ class Evaluator:
         self.b.memo[key] = tv
         return tv
 
+    def result_at(self, v: SSAValue, idx: tuple[Lin, ...]) -> TV:
+        """``v`` at ``idx``: loaded when the stage reads it from memory (``is_direct``), else evaluated."""
+        return self.access(v, idx, 0.0) if self.is_direct(v) else self.value_at(v, idx)
+
     def is_direct(self, v: SSAValue) -> bool:
         """``v`` is read from memory: an argument of the stage (a global tensor) or a popped queue tile."""
         return (isinstance(v.owner, Block) and v in self.stage.args) or v in self.pop_of

@@ -141,14 +141,14 @@ class StageGen:
                         widx.append(self.b.axis(a, pow2(n) - 1))
                     else:
                         widx.append(lconst(0))
-                tv = ev.value_at(v, tuple(widx)) if not ev.is_direct(v) else ev.access(v, tuple(widx), 0.0)
+                tv = ev.result_at(v, tuple(widx))
                 evaluated.append((kind, v, target, tv, tuple(widx)))
             else:
                 ix = self.tile.idx
                 if kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
                                         or tuple(tensor_shape(v.type)) != tuple(D)):  # same tile, other shape
                     ix = self.tile_index(st.store_tiles[target], tensor_shape(v.type)).idx
-                tv = ev.value_at(v, ix) if not ev.is_direct(v) else ev.access(v, ix, 0.0)
+                tv = ev.result_at(v, ix)
                 evaluated.append((kind, v, target, tv, ix))
         for kind, v, target, tv, ix in evaluated:
             if kind == "push":

@@ -88,9 +88,6 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     Ev = tensor_shape(v.type)[3]
     BN = int(g.cfg.get("BN", 64))
 
-    def fetch(val, idx):
-        return ev.access(val, idx, 0.0) if ev.is_direct(val) else ev.value_at(val, idx)
-
     body = g.open_work_items(None)
     tix = g.tile_index(T, D)
     idx = tix.idx
@@ -102,13 +99,13 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
                            f"16 rows (tile {list(T)})")
     # the tile's first head: every head of the tile reads the same key/value head
     h0 = Lin(tuple((a, c) for a, c in idx[1].terms if a.kind != "axis"), idx[1].const)
-    qv = fetch(q, (idx[0], idx[1], idx[2], b.axis(ea, E - 1)))
+    qv = ev.result_at(q, (idx[0], idx[1], idx[2], b.axis(ea, E - 1)))
     et = dtype_key(q.type.get_element_type())
     low = et in ("bf16", "f16")  # tensor-core operands in the model's type (fp32 accumulation), else fp32
     dt = TL[et] if low else "tl.float32"
     prec = "" if low or g.gen.tf32 else ', input_precision="ieee"'
     dot = "_dot_lp" if low else "tl.dot"
-    sv = fetch(scale, ())
+    sv = ev.result_at(scale, ())
     sc = b.place(sv, ()) if sv.const is None else repr(float(sv.const))
     em = b.em
     em.emit(f"qd = ({b.block(qv, (ha, ea))}).to({dt})", 1)
@@ -127,8 +124,8 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     else:
         em.emit("nb = n0", 2)
         n = ladd(b.sym("nb", 0, 0, 2), b.axis(na, BN - 1))
-    kv = fetch(k, (idx[0], h0, n, b.axis(ea, E - 1)))
-    vv = fetch(v, (idx[0], h0, n, b.axis(ea, Ev - 1)))
+    kv = ev.result_at(k, (idx[0], h0, n, b.axis(ea, E - 1)))
+    vv = ev.result_at(v, (idx[0], h0, n, b.axis(ea, Ev - 1)))
     fr = b.frame_of({ea, na})  # (head dim, keys): K^T and V^T
     em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", 2)
     em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", 2)
