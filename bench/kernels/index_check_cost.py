@@ -17,8 +17,8 @@ does when they fit in L2):
 * ``kernels``: the program's launch captured in a CUDA graph (what ``python -m kitsune.bench`` reports as
   ``kitsune_ms``): the cost of the checks in the kernels;
 * ``call``: ``program(*inputs)`` compiled with ``cuda_graph=True`` (input copies into the static buffers, the
-  graph's replay, and with checks on the flag's copy to pinned memory + event record + the next call's event
-  query): what a user sees per call.
+  graph's replay, and with checks on the read of the flag's host word at the start of the call): what a
+  user sees per call.
 
 On and off are timed alternately, ``--rounds`` times each (the order flips every round, to cancel drift);
 the table shows the medians over rounds and ``cost % = on / off - 1``. The JSON (``--out``) has every round.
@@ -90,7 +90,7 @@ def semantics(model, inputs, check_inputs, mode, preset, dev, cuda_graph) -> dic
         try:
             cm(*bad)
             if dev != "cpu":
-                torch.cuda.synchronize()  # the faulty call has finished: the next call's event query sees it
+                torch.cuda.synchronize()  # the faulty call has finished (the next call would see the flag anyway once its kernel ran)
             at = "next call"
             cm(*check_inputs)
         except IndexError as e:

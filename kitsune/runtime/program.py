@@ -21,12 +21,12 @@ is masked: a read gives 0, a write is dropped). A :class:`Program` turns the fla
 ``KitsuneIndexError`` (naming the op, its source location and the dimension) without adding a
 device->host synchronisation to a call, like CUDA's asynchronous errors:
 
-* on a GPU each call ends by copying the flag into pinned host memory (``non_blocking``, on the
-  call's stream, after the launch or the CUDA graph's replay) and recording a CUDA event; the next
-  call starts by querying that event (no wait): if the copy has landed and the flag was set, that
-  call raises instead of running, and the flag is reset (later calls run normally). So an error
-  surfaces at a later call -- the next one if the GPU has finished the faulty one by then -- or at
-  :meth:`Program.check`, which waits for the last call and raises at once;
+* on a GPU the flag lives in mapped, pinned host memory (:class:`HostFlag`): a failing check in a kernel
+  writes it there directly, so a call adds nothing on the GPU (no copy, no event) and nothing that waits;
+  every call starts by reading the host word (no synchronisation): if an earlier call set it, that call
+  raises instead of running, after waiting for the calls in flight, and the flag is reset (later calls run
+  normally). So an error surfaces at a later call -- the next one if the faulty kernel has run by then --
+  or at :meth:`Program.check`, which waits for the last call and raises at once;
 * under Triton's interpreter (``device='cpu'``) everything is synchronous: the flag is read at the
   end of every call, and the faulty call itself raises;
 * ``debug=True`` reads the flag (synchronising) after every call, on any device.
@@ -238,31 +238,32 @@ def load_source(source: str, *, interpret: bool, directory: str | os.PathLike | 
 # ------------------------------------------------------------------ programs
 
 
-class FlagCopy:
-    """The lazy read of a program's error flag on a GPU: ``record`` (at the end of a call) copies the flag
-    into pinned host memory behind the call's kernels -- ``non_blocking``, on the current stream, so after
-    the launch or the CUDA graph's replay -- and records an event; ``ready`` queries the event (no wait),
-    ``wait`` waits for it, ``value`` is the copied flag once ready."""
+class HostFlag:
+    """A program's error flag in mapped, pinned host memory (on a GPU): the kernels' failing index checks
+    write it directly (pinned memory is device-addressable under unified addressing), so watching it costs a
+    call nothing on the GPU. ``value`` reads the host word without waiting; ``settle`` waits for the work in
+    flight (which may still write it); ``reset`` settles and clears it. On a CPU device (tests) it is a plain
+    tensor and nothing waits."""
 
-    def __init__(self, err: torch.Tensor, device: torch.device):
+    def __init__(self, device: torch.device):
         self.device = device
-        with torch.cuda.device(device):
-            self.host = torch.zeros(err.shape, dtype=err.dtype, pin_memory=True)
-            self.event = torch.cuda.Event()
-
-    def record(self, err: torch.Tensor) -> None:
-        with torch.cuda.device(self.device):
-            self.host.copy_(err, non_blocking=True)
-            self.event.record()
-
-    def ready(self) -> bool:
-        return self.event.query()
-
-    def wait(self) -> None:
-        self.event.synchronize()
+        if device.type == "cuda":
+            with torch.cuda.device(device):
+                self.tensor = torch.zeros(1, dtype=torch.int32, pin_memory=True)
+        else:
+            self.tensor = torch.zeros(1, dtype=torch.int32)
+        self._word = self.tensor.numpy()  # reads the pinned word directly: no torch dispatch per call
 
     def value(self) -> int:
-        return int(self.host.view(-1)[0])
+        return int(self._word[0])
+
+    def settle(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def reset(self) -> None:
+        self.settle()
+        self._word[0] = 0
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:
@@ -333,12 +334,11 @@ class Program:
         self._static: dict[str, torch.Tensor] = {}
         self._graph_outputs: list[torch.Tensor] | None = None
         self.calls = 0
-        # the lazy error check (GPU, not debug, a module with index checks): see FlagCopy and poll
+        # the lazy error check (GPU, not debug, a module with index checks): see HostFlag and poll
         self.index_checks = bool(getattr(m, "INDEX_CHECKS", None))
-        self._flag: FlagCopy | None = None
+        self._flag: HostFlag | None = None
         if self.index_checks and not self.interpret and not self.debug:
-            self._flag = FlagCopy(self.state["err"], self.device)
-        self._flag_pending = False  # the last call's flag copy has not been looked at
+            self.watch_flag(HostFlag(self.device))
 
     @classmethod
     def from_module(cls, module, weights: Mapping[str, Any] | None = None, device: Any = None, *,
@@ -458,40 +458,34 @@ class Program:
             with torch.cuda.device(self.device):
                 outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
         self.calls += 1
-        if self._flag is not None:  # on the call's stream, after the launch / replay: read by a later poll
-            self._flag.record(self.state["err"])
-            self._flag_pending = True
-        elif self.debug or self.interpret:  # debug syncs; the interpreter is synchronous anyway
+        if self._flag is None and (self.debug or self.interpret):  # debug syncs; the interpreter is synchronous
             self.check()
         outs = list(outs)
         return [o.clone() for o in outs] if copy else outs
 
+    def watch_flag(self, flag: HostFlag) -> None:
+        """Use ``flag`` as the kernels' error flag, read lazily by :meth:`poll` (set up on a GPU without
+        debug; before the first call, since a CUDA graph captures the flag's address)."""
+        self._flag = flag
+        self.state["err"] = flag.tensor
+
     def poll(self) -> None:
-        """Raise the error flag of the last call if the GPU has finished it, without waiting (the event is
-        queried, nothing synchronises): the module's ``KitsuneIndexError`` (the flag is reset, later calls
-        run) or ``QueueTimeout``. Every call starts with it; a no-op under the interpreter and in debug."""
-        if not self._flag_pending or not self._flag.ready():
+        """Raise the error an earlier call flagged, without waiting when there is none (the host word is
+        read, nothing synchronises): the module's ``KitsuneIndexError`` (after the calls in flight finish;
+        the flag is reset, later calls run) or ``QueueTimeout``. Every call starts with it; a no-op under
+        the interpreter and in debug, whose calls check synchronously."""
+        if self._flag is None or not self._flag.value():
             return
-        self._flag_pending = False
-        code = self._flag.value()
-        if not code:
-            return
-        e = self.module.error(code) if hasattr(self.module, "error") else None
-        if e is None:  # a module without error(): its check reads the flag itself
-            self.module.check(self.state)
-            return
-        if isinstance(e, IndexError):
-            self.state["err"].zero_()  # on the current stream: before the next launch
-        raise e
+        self._flag.settle()  # the faulty call and any after it have finished: the flag holds its final value
+        self.module.check(self.state)  # raises (and for an index error clears the flag)
 
     def check(self) -> None:
         """Wait for the last call and raise what it flagged (synchronises): the module's
         ``KitsuneIndexError`` if an index was out of range (the flag is reset: later calls run), its
         ``QueueTimeout`` if a debug watchdog fired. On a GPU without debug, calls raise such an error
         only at a later call (see :meth:`poll`); call this to have it now, e.g. before using results."""
-        if self._flag_pending:
-            self._flag.wait()  # the copy in flight lands; the read below supersedes it
-            self._flag_pending = False
+        if self._flag is not None:
+            self._flag.settle()
         self.module.check(self.state)
 
     def _replay(self, ins: dict[str, torch.Tensor]) -> list[torch.Tensor]:
@@ -520,5 +514,5 @@ class Program:
                 + (" [Triton interpreter]" if self.interpret else "") + ">")
 
 
-__all__ = ["Program", "FlagCopy", "KitsuneRuntimeError", "InputError", "load_source", "cache_dir", "resolve_device",
+__all__ = ["Program", "HostFlag", "KitsuneRuntimeError", "InputError", "load_source", "cache_dir", "resolve_device",
            "uses_interpreter", "TORCH_DTYPES", "DEFAULT_WATCHDOG"]

@@ -112,49 +112,29 @@ def test_out_of_range_index_raises(debug):
     torch.testing.assert_close(cm(i.to(torch.int32)), m(i))
 
 
-class _FakeFlagCopy:
-    """``kitsune.runtime.program.FlagCopy`` as on a GPU, with the event's completion under the test's control."""
-
-    def __init__(self):
-        self.host, self.done, self.records = None, False, 0
-
-    def record(self, err):
-        self.host, self.done, self.records = err.clone(), False, self.records + 1
-
-    def ready(self):
-        return self.done
-
-    def wait(self):
-        self.done = True
-
-    def value(self):
-        return int(self.host[0])
-
-
 def test_lazy_error_check_raises_at_a_later_call():
-    """The GPU path's logic (no sync in a call): a faulty call returns, a later call that finds it finished
-    raises instead of running and resets the flag; check_errors() waits and raises at once."""
+    """The GPU path's logic (no sync in a call): the kernels write the flag into host memory (HostFlag, a plain
+    tensor on the CPU), a faulty call returns, the next call finds the flag set and raises instead of running
+    and resets it; check_errors() raises at once."""
+    from kitsune.runtime.program import HostFlag
+
     m, i, bad = emb_case()
     cm = kitsune.compile(m, (i,), mode="bulk-sync", cache=False)
     p = cm.program
-    p._flag = flag = _FakeFlagCopy()
-    cm(bad)  # returns: the flag is only copied, not read
-    assert flag.records == 1 and int(p.state["err"][0]) != 0
-    torch.testing.assert_close(cm(i), m(i))  # the faulty call has not finished (as far as the event says): runs
-    flag.done = True
+    p.watch_flag(HostFlag(torch.device("cpu")))
+    cm(bad)  # returns: nothing reads the flag inside a call
+    assert p._flag.value() != 0 and p.state["err"] is p._flag.tensor
     calls = p.calls
     with pytest.raises(IndexError, match=r"index out of range: 'graph.embedding' .* in dim 0") as e:
-        cm(i)  # found finished: raises instead of running
+        cm(i)  # finds the flag set: raises instead of running
     assert type(e.value).__name__ == "KitsuneIndexError" and p.calls == calls
-    assert int(p.state["err"][0]) == 0
+    assert p._flag.value() == 0
     torch.testing.assert_close(cm(i), m(i))  # the flag was reset
-    flag.done = True
-    torch.testing.assert_close(cm(i), m(i))  # a clean copy raises nothing
+    torch.testing.assert_close(cm(i), m(i))  # a clean call raises nothing
     cm(bad)
     with pytest.raises(IndexError, match="graph.embedding"):
-        cm.check_errors()  # waits for the last call: raises now
-    flag.done = True
-    torch.testing.assert_close(cm(i), m(i))  # that copy is superseded: no second report
+        cm.check_errors()  # raises now
+    torch.testing.assert_close(cm(i), m(i))  # reported once: no second report
     cm.check_errors()
 
 
