@@ -104,13 +104,18 @@ class TritonGen:
                 f'outputs;\nerror(code) -> the exception an error flag value stands for; check(state) raises '
                 f'KitsuneIndexError\nwhen an index check failed, QueueTimeout when a debug watchdog fired.\n"""\n'
                 "import base64\nimport io\nimport os\n\nimport numpy as np\nimport torch\nimport triton\n"
-                "import triton.language as tl\n")
+                "import triton.language as tl\nfrom triton.language.extra.cuda import gdc_launch_dependents, gdc_wait\n")
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
         ticket = self.plan.counters + self.plan.kernels.index(k)
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
         lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
-                                f"WATCHDOG: tl.constexpr{prof}):",
+                                f"WATCHDOG: tl.constexpr{prof}, PDL: tl.constexpr = False):",
+                 "    if PDL:  # programmatic dependent launch (sm_90): the grid is launched while the previous",
+                 "        # kernel drains; the next kernel may be launched once every program of this one has started,",
+                 "        # and nothing is read or written before the previous kernel (hence all before it) finished",
+                 "        gdc_launch_dependents()",
+                 "        gdc_wait()",
                  "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
                  "    # program waits only on programs that already run: no deadlock whatever the launch order",
                  "    epoch = tl.load(epoch_ptr)",
@@ -183,6 +188,8 @@ class TritonGen:
             if self.profile:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
                 cx["PROF_ASM"] = True
+            sig["PDL"] = "constexpr"
+            cx["PDL"] = True  # what the GPU runs on sm_90 (the AOT checks compile it); launch() passes it
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "

@@ -158,8 +158,14 @@ def allocate(device):
         bufs[name] = torch.empty(max(elems, 1), dtype=DTYPES[dt], device=device)
     return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
             "epoch": torch.zeros(1, dtype=torch.int32, device=device),
-            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device,
+            "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device, "pdl": _pdl(device),
             **({"prof": torch.zeros(1 + 4 * PROFILE_ITEMS, dtype=torch.int64, device=device)} if PROFILE else {})}
+
+
+def _pdl(device):
+    """Programmatic dependent launch for this device: CUDA sm_90+ (griddepcontrol), unless KITSUNE_PDL=0."""
+    return (device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
+            and os.environ.get("KITSUNE_PDL", "1") != "0")
 
 
 def _prof(state, k):
@@ -187,12 +193,13 @@ def launch(state, tensors, watchdog=0):
     env = dict(state["buffers"])
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
+    pdl = {"PDL": True, "launch_pdl": True} if state.get("pdl") else {}
     for k in KERNELS:
         pk = _prof(state, k)
         for n in k["zero"]:  # scatter results: the kernel adds into them
             env[n].zero_()
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
-                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk)
+                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
     ep.add_(1)
     return [env[o] for o in OUTPUTS]
 
@@ -210,8 +217,9 @@ def residency(state, tensors):
     for k in KERNELS:
         pk = _prof(state, k)
         args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
+        pdl = {"PDL": True, "launch_pdl": True} if state.get("pdl") else {}
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
-                            grid=(k["grid"],), **pk)
+                            grid=(k["grid"],), **pk, **pdl)
         ck._init_handles()
         threads = 32 * k["num_warps"]
         regs = max(1, ck.n_regs) * threads

@@ -1,0 +1,78 @@
+"""A/B: programmatic dependent launch (PDL) of a compiled program's kernels, on and off.
+
+    python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--rounds 4] [--out FILE.json]
+
+Per workload and mode, one compiled program; its launch (every kernel, in order, with ``state["pdl"]`` set or
+not: ``launch_pdl`` + ``griddepcontrol`` in each kernel) is captured in two CUDA graphs, checked against eager
+(bf16, rel. err < 2e-2, both graphs' outputs), and timed alternately (``graph_us``: 20 launches per graph,
+do_bench median), ``--rounds`` times, the order flipping every round. Prints the medians and on / off - 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import torch
+from graphtime import graph_us
+
+import kitsune
+from kitsune.bench.harness import get_source
+from kitsune.models import WORKLOADS
+
+
+def rel_err(a, b) -> float:
+    return ((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-6)).item()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", default="all")
+    ap.add_argument("--modes", default="bulk-sync")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    names = list(WORKLOADS) if a.workloads == "all" else a.workloads.split(",")
+    rows = []
+    print(f"{'workload':16s} {'mode':9s} {'kernels':>7s} {'off us':>8s} {'on us':>8s} {'on/off-1':>8s}  err off/on")
+    for name in names:
+        src = get_source(name)
+        model, inputs = src.build(1.0, torch.bfloat16, "cuda", 0)
+        with torch.no_grad():
+            ref = model(*inputs)
+        ref = ref if isinstance(ref, (list, tuple)) else [ref]
+        for mode in a.modes.split(","):
+            fn = kitsune.compile(model, inputs, mode=mode, device="cuda", cuda_graph=False)
+            prog = fn.program
+            mod, st = prog.module, prog.state
+            env = {**prog._tensors, **prog._prepare(inputs)}
+            res = {}
+            for pdl in (False, True):
+                st["pdl"] = pdl
+                outs = mod.launch(st, env)
+                torch.cuda.synchronize()
+                res[pdl] = max(rel_err(o, r) for o, r in zip(outs, ref))
+            times = {False: [], True: []}
+            for r in range(a.rounds):
+                for pdl in ((False, True) if r % 2 == 0 else (True, False)):
+                    st["pdl"] = pdl
+                    times[pdl].append(graph_us(lambda: mod.launch(st, env)))
+            st["pdl"] = True
+            outs = mod.launch(st, env)  # after the timing: still right
+            torch.cuda.synchronize()
+            res["after"] = max(rel_err(o, r) for o, r in zip(outs, ref))
+            off, on = statistics.median(times[False]), statistics.median(times[True])
+            ok = max(res.values()) < 2e-2
+            print(f"{name:16s} {mode:9s} {len(mod.KERNELS):7d} {off:8.1f} {on:8.1f} {on / off - 1:+8.1%}  "
+                  f"{res[False]:.1e}/{res[True]:.1e}/{res['after']:.1e} {'ok' if ok else 'WRONG'}", flush=True)
+            rows.append({"workload": name, "mode": mode, "kernels": len(mod.KERNELS), "off_us": times[False],
+                         "on_us": times[True], "err": {str(k): v for k, v in res.items()}, "ok": ok,
+                         "device": torch.cuda.get_device_name()})
+    if a.out:
+        with open(a.out, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
