@@ -432,3 +432,28 @@ def test_compile_mlp_on_gpu(mode, cuda_graph):
     y2 = cm(x + 1, copy_outputs=False)
     assert y1.data_ptr() == y2.data_ptr()
     assert "device cuda" in cm.report()
+
+
+def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
+    """Every kernel waits on its predecessor (griddepcontrol.wait) before its first load or ticket, and lets the next
+    kernel launch after its work (PDL 2, the default) or at its start (1); the runtime asks for it only on sm_90+
+    CUDA devices (the interpreter passes nothing: its kernels run the PDL-free path)."""
+    _needs_codegen()
+    import kitsune
+
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,), mode="bulk-sync", cache=False)
+    src = cm.source
+    for k in cm.program.module.KERNELS:
+        body = src.split(f"def {k['name']}(", 1)[1].split("\n\n", 1)[0]
+        wait, ticket = body.index("gdc_wait()"), body.index("tl.atomic_add(ctr")
+        assert wait < ticket and body.index("tl.load(epoch_ptr)") > wait  # nothing is read before the wait
+        assert body.rindex("gdc_launch_dependents()") > body.rindex(f"{k['name']}_")  # PDL 2: after the stage calls
+        assert k["constexprs"]["PDL"] == 2 and k["signature"]["PDL"] == "constexpr"
+    assert cm.program.state["pdl"] == 0  # on the CPU
+    monkeypatch.setenv("KITSUNE_PDL", "1")
+    mod = cm.program.module
+    assert mod._pdl(torch.device("cpu")) == 0
+    assert _rel(cm(x), model(x)) < 1e-4

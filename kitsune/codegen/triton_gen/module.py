@@ -110,11 +110,14 @@ class TritonGen:
         ticket = self.plan.counters + self.plan.kernels.index(k)
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
         lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
-                                f"WATCHDOG: tl.constexpr{prof}, PDL: tl.constexpr = False):",
-                 "    if PDL:  # programmatic dependent launch (sm_90): the grid is launched while the previous",
-                 "        # kernel drains; the next kernel may be launched once every program of this one has started,",
-                 "        # and nothing is read or written before the previous kernel (hence all before it) finished",
+                                f"WATCHDOG: tl.constexpr{prof}, PDL: tl.constexpr = 0):",
+                 "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
+                 "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
+                 "    # anything; the next kernel may be launched once every program of this one has started (1) or",
+                 "    # has done its work (2)",
+                 "    if PDL == 1:",
                  "        gdc_launch_dependents()",
+                 "    if PDL:",
                  "        gdc_wait()",
                  "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
                  "    # program waits only on programs that already run: no deadlock whatever the launch order",
@@ -132,6 +135,7 @@ class TritonGen:
         for i, (st, fn, _) in enumerate(stage_fns):
             lines.append(f"    {'if' if i == 0 else 'elif'} pid < {st.hi}:")
             lines.append(f"        {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+        lines += ["    if PDL == 2:", "        gdc_launch_dependents()"]
         if self.profile:
             base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
             lines += ["    if PROF_ASM:",
@@ -189,7 +193,7 @@ class TritonGen:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
                 cx["PROF_ASM"] = True
             sig["PDL"] = "constexpr"
-            cx["PDL"] = True  # what the GPU runs on sm_90 (the AOT checks compile it); launch() passes it
+            cx["PDL"] = 2  # what the GPU runs on sm_90 (the AOT checks compile it); launch() passes it
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "

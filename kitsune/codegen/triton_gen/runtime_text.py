@@ -163,9 +163,12 @@ def allocate(device):
 
 
 def _pdl(device):
-    """Programmatic dependent launch for this device: CUDA sm_90+ (griddepcontrol), unless KITSUNE_PDL=0."""
-    return (device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
-            and os.environ.get("KITSUNE_PDL", "1") != "0")
+    """Programmatic dependent launch on this device (CUDA sm_90+: griddepcontrol): KITSUNE_PDL, default 2 (the next
+    kernel may launch once every program of this one has done its work), 1 (once each has started: measured up to
+    45% slower on inception_b8, whose next kernels' early programs crowd a few SMs; bench/kernels/NOTES.md), 0 off."""
+    if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
+        return 0
+    return int(os.environ.get("KITSUNE_PDL", "2"))
 
 
 def _prof(state, k):
@@ -193,7 +196,7 @@ def launch(state, tensors, watchdog=0):
     env = dict(state["buffers"])
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
-    pdl = {"PDL": True, "launch_pdl": True} if state.get("pdl") else {}
+    pdl = {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
     for k in KERNELS:
         pk = _prof(state, k)
         for n in k["zero"]:  # scatter results: the kernel adds into them
@@ -217,7 +220,7 @@ def residency(state, tensors):
     for k in KERNELS:
         pk = _prof(state, k)
         args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
-        pdl = {"PDL": True, "launch_pdl": True} if state.get("pdl") else {}
+        pdl = {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
                             grid=(k["grid"],), **pk, **pdl)
         ck._init_handles()
