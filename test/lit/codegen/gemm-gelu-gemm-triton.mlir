@@ -43,8 +43,10 @@
 // DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_1_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_1_partials + 131072 +
 // DF: tl.store(k0_out0 +
 // DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
-// DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr):
-// DF: epoch = tl.load(epoch_ptr)
+// DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0):
+// DF: if PDL:
+// DF-NEXT: gdc_wait()
+// DF-NEXT: epoch = tl.load(epoch_ptr)
 // DF-NEXT: pid = tl.atomic_add(ctr + [[TICKET:[0-9]+]], 1) - epoch * [[GRID]]
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
