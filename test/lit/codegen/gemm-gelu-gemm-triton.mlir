@@ -46,7 +46,7 @@
 // DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0):
 // DF: if PDL:
 // DF-NEXT: gdc_wait()
-// DF-NEXT: epoch = tl.load(epoch_ptr)
+// DF: epoch = tl.load(epoch_ptr)
 // DF-NEXT: pid = tl.atomic_add(ctr + [[TICKET:[0-9]+]], 1) - epoch * [[GRID]]
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
