@@ -200,3 +200,21 @@ def test_rows_queue_with_exact_capacity(tmp_path):
         (out,) = mod.launch(state, {mod.ARGS[0]: x}, watchdog=1000)
         mod.check(state)
         assert torch.equal(out, -torch.relu(x))
+
+
+def test_folded_integer_constant_is_an_integer_literal(tmp_path):
+    """Integer arithmetic on constants folds to a float constant in the evaluator; its cast to the integer result
+    type must stay a literal (transformers' GPT-2 builds its mask positions this way: ``1.0.to(tl.int64)`` failed
+    to compile). Both branches of the where are constants, so the chosen one shows the value is right."""
+    import kitsune
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            z = torch.zeros((1, 1), dtype=torch.long)
+            return x + torch.where(z < 1, z + 3, z - 5)
+
+    x = torch.arange(6, dtype=torch.long).reshape(2, 3)
+    cm = kitsune.compile(M(), (x,), mode="bulk-sync", device="cpu", cache=False)
+    assert ".0.to(tl." not in cm.source
+    assert torch.equal(cm(x), M()(x))
+    assert torch.equal(cm(x), x + 3)
