@@ -36,6 +36,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from kitsune.runtime.program import InputError, KitsuneRuntimeError, Program, resolve_device, uses_interpreter
+from kitsune.timing import phase, recording
 
 MODES = ("dataflow", "bulk-sync")
 
@@ -83,7 +84,8 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     from kitsune.gpu import parse_gpu_option
     from kitsune.passes.pipeline import KitsunePipelinePass
 
-    gtext = _text(graph_module)
+    with phase("print graph"):
+        gtext = _text(graph_module)
     capacity = "all" if uses_interpreter(device) else "ir"
     key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile),
            bool(index_checks))
@@ -92,20 +94,27 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
         if hit is not None:
             return hit
     g = parse_gpu_option(gpu)
-    floor = cost.roofline_floor(_main(graph_module), g)
+    with phase("roofline floor"):
+        floor = cost.roofline_floor(_main(graph_module), g)
     KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
     from kitsune.codegen.triton_gen import generate_triton
 
-    source = generate_triton(graph_module, capacity=capacity, profile=profile, index_checks=index_checks)
-    low = _Lowered(key, gtext, graph_module, _text(graph_module), source, capacity, floor, g, profile=bool(profile),
+    with phase("codegen"):
+        source = generate_triton(graph_module, capacity=capacity, profile=profile, index_checks=index_checks)
+    with phase("print lowered"):
+        lowered = _text(graph_module)
+    low = _Lowered(key, gtext, graph_module, lowered, source, capacity, floor, g, profile=bool(profile),
                    index_checks=bool(index_checks))
     with _lock:
         return _lowered.setdefault(key, low)
 
 
-def _program_for(low: _Lowered, weights, dev: torch.device, **kw) -> Program:
-    """Load ``low``'s program with ``weights`` (also used by the torch.compile backend)."""
+def _program_for(low: _Lowered, weights, dev: torch.device, precompile: bool = False, **kw) -> Program:
+    """Load ``low``'s program with ``weights`` (also used by the torch.compile backend); ``precompile``: compile
+    its kernels for the device now (see ``Program.precompile``) rather than at the first call."""
     program = Program(low.source, weights, dev, lowered=low.lowered, **kw)
+    if precompile and not program.interpret:
+        program.precompile()
     if low.capacity == "ir" and not program.all_resident():
         # ring queues need every program of their kernel resident at once, and the compiled kernels
         # (registers / shared memory) do not allow it: one slot per tile instead (no back-pressure)
@@ -115,6 +124,8 @@ def _program_for(low: _Lowered, weights, dev: torch.device, **kw) -> Program:
             low.source_all = generate_triton(low.module, capacity="all", profile=low.profile,
                                              index_checks=low.index_checks)
         program = Program(low.source_all, weights, dev, lowered=low.lowered, **kw)
+        if precompile and not program.interpret:
+            program.precompile()
         program.capacity_fallback = True
     return program
 
@@ -145,6 +156,8 @@ def _weights_guard(model: torch.nn.Module) -> tuple:
 
 class CompiledModel:
     """A compiled model: call it like the model; ``report()``, ``source``, ``lowered``, ``program``."""
+
+    compile_times: dict[str, float] = {}  # seconds per phase of the compile that made it (kitsune.timing)
 
     def __init__(self, low: _Lowered, program: Program, in_spec, example_leaves, out_spec, mode: str, gpu: str):
         self._low = low
@@ -225,7 +238,8 @@ class CompiledModel:
 
 def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow", gpu: str = "h100", *,
             device: Any = None, cuda_graph: bool = False, debug: bool | None = None, copy_outputs: bool = True,
-            cache: bool = True, profile: bool = False, index_checks: bool = True) -> CompiledModel:
+            cache: bool = True, profile: bool = False, index_checks: bool = True,
+            precompile: bool = True) -> CompiledModel:
     """Compile ``model`` for ``example_inputs``' shapes and dtypes; see the module docstring.
 
     ``device``: None -> 'cuda' when a GPU is present, else 'cpu' (Triton's interpreter, slow).
@@ -241,6 +255,9 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     ``profile``: every work item (one stage call of one program) records its start and end time and its SM
     (``%globaltimer`` / ``%smid``; a logical clock under the interpreter); ``timeline()`` returns the last
     call's, ``report(path)`` draws it. Results are unchanged; the overhead is a few stores per work item.
+    ``precompile`` (default True): on a GPU, compile every kernel now, kernels of the same code once
+    (``Program.precompile``), rather than at the first call (whose time is then the launch's).
+    ``compile_times`` of the result: seconds per phase of this compile (``kitsune.timing``).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -264,15 +281,20 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     guard = _weights_guard(model) if isinstance(model, torch.nn.Module) else None
     from kitsune.frontend.torch_export import export
 
-    ep = export(model, example_inputs, strict=False)
-    graph_module, weights = import_exported(ep)
-    out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
-    low = _lower(graph_module, mode, gpu, dev, profile=profile, index_checks=index_checks)
-    program = _program_for(low, weights, dev, debug=debug, cuda_graph=cuda_graph, copy_outputs=copy_outputs)
+    with recording() as times:
+        with phase("torch.export"):
+            ep = export(model, example_inputs, strict=False)
+        with phase("import"):
+            graph_module, weights = import_exported(ep, torch_weights=True)
+        out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
+        low = _lower(graph_module, mode, gpu, dev, profile=profile, index_checks=index_checks)
+        program = _program_for(low, weights, dev, precompile=precompile, debug=debug, cuda_graph=cuda_graph,
+                               copy_outputs=copy_outputs)
     if out_spec is not None and out_spec.num_leaves != len(program.output_names):
         raise KitsuneRuntimeError(f"the model returns {out_spec.num_leaves} value(s) but the program has "
                                   f"{len(program.output_names)} output(s)")
     cm = CompiledModel(low, program, in_spec, leaves, out_spec, mode, gpu)
+    cm.compile_times = times
     if cache and guard is not None:
         with _lock:
             _by_model.setdefault(model, {})[key] = (guard, cm)

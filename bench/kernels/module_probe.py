@@ -50,7 +50,7 @@ def main() -> None:
         def step(k=k, args=args):
             ctr.zero_()
             ep.zero_()  # a program's id is its ticket minus epoch x grid: both from zero
-            k["fn"][(k["grid"],)](*args, ctr, err, ep, WATCHDOG=0, num_warps=k["num_warps"],
+            k["fn"][(k["grid"],)](*args, ctr, err, ep, k["ticket"], WATCHDOG=0, num_warps=k["num_warps"],
                                   num_stages=k["num_stages"])
 
         us = graph_us(step) - base

@@ -230,7 +230,8 @@ def compile_module_source(
     Keys: ``name``, ``ok``, ``error`` (first lines, when not ok), ``registers``,
     ``shared`` (bytes), ``spill_stores`` / ``spill_loads`` (bytes), ``stack_frame``,
     ``num_warps``, ``wgmma`` / ``mma`` (the PTX has them), ``ptx_lines``,
-    ``compile_s``, ``grid`` (programs, when an int or int tuple), ``ctas_per_sm``
+    ``compile_s`` (0 and ``same_code_as`` for a kernel that shares an earlier kernel's function: compiled
+    once), ``grid`` (programs, when an int or int tuple), ``ctas_per_sm``
     (resident CTAs an SM holds), ``resident`` (``grid <= sms * ctas_per_sm``: every
     program can be resident at once) and ``ring_queues`` (the kernel's queues with
     fewer slots than tiles, from the module's ``QUEUES``: a kernel with one needs
@@ -263,11 +264,21 @@ def compile_module_source(
                         ring[kname] = ring.get(kname, 0) + 1
                 except (TypeError, ValueError):
                     pass
+            done: dict[tuple, tuple[str, dict]] = {}  # kernels sharing one function (same code): compiled once
             for i, entry in enumerate(kernels):
                 name = str(entry.get("name", f"kernel{i}"))
                 grid = _grid_size(entry.get("grid"))
+                same = (id(entry.get("fn")), repr(entry.get("signature")), entry.get("num_warps"),
+                        entry.get("num_stages"), repr(entry.get("constexprs")))
+                if same in done:
+                    first, r = done[same]
+                    resident = None if grid is None or r["ctas_per_sm"] is None else grid <= sms * r["ctas_per_sm"]
+                    results.append({"name": name, "ok": True, "grid": grid, **r, "compile_s": 0.0,
+                                    "same_code_as": first, "resident": resident, "ring_queues": ring.get(name, 0)})
+                    continue
                 try:
                     r = compile_kernel(entry, arch, None if num_warps_from_kernel else default_num_warps)
+                    done[same] = (name, r)
                 except Exception as e:  # noqa: BLE001 -- recorded per kernel
                     if raise_on_error:
                         raise

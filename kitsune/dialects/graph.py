@@ -155,6 +155,9 @@ def _fmt_value(kind: str, v: Any) -> str:
 # --------------------------------------------------------------------- ops
 
 
+_VERIFIED: set = set()  # (op name, properties, operand types, result types) that passed GraphOp verification
+
+
 class GraphOp(IRDLOperation):
     """Base of every graph op: table-driven syntax, verification and queries."""
 
@@ -190,6 +193,25 @@ class GraphOp(IRDLOperation):
     # ---- verification
 
     def verify_(self) -> None:
+        # A pipeline verifies the whole module after every pass: an op whose name, properties and operand /
+        # result types were already found valid is valid again (the checks read nothing else); constants
+        # (large values, cheap checks) are always checked.
+        key = None
+        if self.OPDEF.name != "constant":
+            try:
+                key = (self.name, tuple(self.properties.items()), tuple(o.type for o in self.operands),
+                       tuple(r.type for r in self.results))
+                if key in _VERIFIED:
+                    return
+            except TypeError:  # an unhashable attribute: check it every time
+                key = None
+        self._verify()
+        if key is not None:
+            if len(_VERIFIED) > 100_000:
+                _VERIFIED.clear()
+            _VERIFIED.add(key)
+
+    def _verify(self) -> None:
         od = self.OPDEF
         where = fmt_loc(self)
 

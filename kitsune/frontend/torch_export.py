@@ -264,10 +264,11 @@ class ArgSpec:
 
 class _Importer:
     def __init__(self, graph: torch.fx.Graph, specs: dict[str, ArgSpec], with_weights: bool = True,
-                 bad_outputs: Sequence[Unsupported] = ()):
+                 bad_outputs: Sequence[Unsupported] = (), torch_weights: bool = False):
         self.graph = graph
         self.specs = specs  # placeholder name -> ArgSpec; a placeholder not in it is a user input
         self.with_weights = with_weights
+        self.torch_weights = torch_weights  # weights as the model's own tensors (detached), not numpy copies
         self.bad_outputs = list(bad_outputs)
         self.env: dict[torch.fx.Node, Any] = {}
         self.static: dict[torch.fx.Node, np.ndarray] = {}  # statically known int tensors (arange)
@@ -407,8 +408,11 @@ class _Importer:
             if kind != "input" and self.with_weights:
                 t = spec.value
                 if isinstance(t, torch.Tensor) and t.device.type != "meta":
-                    t = t.detach().cpu()
-                    weights[name] = (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+                    if self.torch_weights:
+                        weights[name] = t.detach()
+                    else:
+                        t = t.detach().cpu()
+                        weights[name] = (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
         self.block = Block(arg_types=arg_types)
         for (n, _), a in zip(order, self.block.args):
             self.env[n] = a
@@ -1399,8 +1403,13 @@ def _arange(imp, node, *args, **kw):
 
 
 def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | None = None,
-                    decompose: bool = True, with_weights: bool = True) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                    decompose: bool = True, with_weights: bool = True,
+                    torch_weights: bool = False) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """An ExportedProgram -> (graph-dialect module, weights name -> numpy).
+
+    ``torch_weights``: the weights as the exported program's own tensors (detached, on their device, their
+    dtype) instead of numpy copies on the host (``kitsune.compile`` uploads them straight to the device: no
+    round trip through host memory and fp32 for bf16 weights).
 
     ``decompositions`` defaults to ``decomposition_table()`` (core ATen minus
     ``KEPT_OPS``); pass ``torch.export.default_decompositions()`` to lower
@@ -1424,11 +1433,12 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
     bad = [Unsupported("(state update)", f"{s.kind.name.lower()} outputs (in-place updates of buffers or inputs, "
                        "e.g. BatchNorm's running statistics in training mode) are not supported: call model.eval() "
                        "before compiling", "") for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
-    return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad)
+    return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad, torch_weights=torch_weights)
 
 
 def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None, *, with_weights: bool = True,
-                 bad_outputs: Sequence[Unsupported] = ()) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                 bad_outputs: Sequence[Unsupported] = (),
+                 torch_weights: bool = False) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """A functional ATen FX graph (torch.export's, or the one aot_autograd hands a ``torch.compile`` backend)
     -> (graph-dialect module, weights name -> numpy).
 
@@ -1436,7 +1446,7 @@ def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None,
     to :class:`ArgSpec` (kind, torch name, weight value); placeholders not in it are user inputs. Raises
     UnsupportedOpsError listing every unsupported op (with ``bad_outputs`` added).
     """
-    return _Importer(graph, specs or {}, with_weights, bad_outputs).run()
+    return _Importer(graph, specs or {}, with_weights, bad_outputs, torch_weights).run()
 
 
 def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic_shapes=None, *,

@@ -7,6 +7,13 @@
 * ``reshape(reshape(x))`` -> ``reshape(x)``; a reshape / expand / cast /
   identity permute / full slice to the same type -> ``x``;
 * ``permute(permute(x))`` -> one ``permute``;
+* reshapes that only regroup the leading dims (the last dim kept: what ``x.view(-1, x.size(-1))`` around a
+  2-d ``addmm`` does, e.g. transformers' GPT-2 ``Conv1D``) move out of the way of the ops between them, so
+  that those ops run on the unflattened shape and the two reshapes meet and cancel: a *flatten* (fewer dims)
+  sinks below a ``matmul`` it feeds as the left operand and below elementwise ops whose other operands
+  broadcast along the last dim only (a bias, a scalar); an *unflatten* (more dims) rises above such
+  elementwise ops and above a 2-d ``matmul`` whose rows it splits. Without it a task's result is a reshape,
+  no template sees the contraction behind it, and the evaluator runs the GEMM;
 * dead pure ops are removed.
 """
 
@@ -129,6 +136,114 @@ class ComposePermutes(RewritePattern):
         rewriter.replace(op, new)
 
 
+def _shape(v) -> list[int]:
+    return list(v.type.get_shape())
+
+
+def _regroup_kind(op) -> str | None:
+    """'flatten' / 'unflatten' for a static reshape that keeps the last dim and regroups the leading dims into
+    fewer / more dims, else None."""
+    if not isinstance(op, GraphOp) or op.OPDEF.name != "reshape":
+        return None
+    s, t = _shape(op.operands[0]), _shape(op.results[0])
+    if not s or not t or s[-1] != t[-1] or any(d < 0 for d in s + t) or len(s) == len(t):
+        return None
+    return "flatten" if len(t) < len(s) else "unflatten"
+
+
+def _lastdim_broadcast(v, last: int) -> bool:
+    """``v`` broadcasts against any shape ending in ``last`` the same way (a scalar, a [1] or [last] vector)."""
+    sh = _shape(v)
+    return len(sh) == 0 or (len(sh) == 1 and sh[0] in (1, last))
+
+
+def _movable_elementwise(op, through) -> bool:
+    """``op`` is a one-result elementwise op whose operand ``through`` has the result's shape and whose other
+    operands broadcast along the last dim only."""
+    if not isinstance(op, GraphOp) or op.OPDEF.category != "elementwise" or len(op.results) != 1:
+        return False
+    out = _shape(op.results[0])
+    if _shape(through) != out or not out:
+        return False
+    return all(o is through or _lastdim_broadcast(o, out[-1]) for o in op.operands) and \
+        sum(1 for o in op.operands if o is through) == 1
+
+
+def _with_shape(t, shape):
+    from xdsl.dialects.builtin import TensorType
+
+    return TensorType(t.get_element_type(), shape)
+
+
+class SinkFlattenThroughElementwise(RewritePattern):
+    """``e(flatten(y), b)`` -> ``flatten(e(y, b))`` (b a bias or scalar)."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter):
+        for x in getattr(op, "operands", ()):
+            r = getattr(x, "op", None)
+            if _regroup_kind(r) != "flatten" or not _movable_elementwise(op, x):
+                continue
+            y = r.operands[0]
+            new = graph.build(op.OPDEF.name, [y if o is x else o for o in op.operands],
+                              [_with_shape(op.results[0].type, _shape(y))], **op.attrs())
+            new.location = op.location
+            back = graph.build("reshape", [new.results[0]], [op.results[0].type])
+            back.location = op.location
+            rewriter.replace(op, [new, back], [back.results[0]])
+            return
+
+
+class SinkFlattenThroughMatmul(RewritePattern):
+    """``matmul(flatten(x), w)`` with a 2-d ``w`` -> ``flatten(matmul(x, w))`` (a batched-broadcast matmul)."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter):
+        if not isinstance(op, GraphOp) or op.OPDEF.name != "matmul" or op.attrs()["transpose_a"]:
+            return
+        lhs, w = op.operands
+        r = getattr(lhs, "op", None)
+        if _regroup_kind(r) != "flatten" or len(_shape(w)) != 2 or len(_shape(lhs)) != 2:
+            return
+        x = r.operands[0]
+        out = _shape(x)[:-1] + [_shape(op.results[0])[-1]]
+        new = graph.build("matmul", [x, w], [_with_shape(op.results[0].type, out)], **op.attrs())
+        new.location = op.location
+        back = graph.build("reshape", [new.results[0]], [op.results[0].type])
+        back.location = op.location
+        rewriter.replace(op, [new, back], [back.results[0]])
+
+
+class RaiseUnflatten(RewritePattern):
+    """``unflatten(e(x, b))`` -> ``e(unflatten(x), b)`` (b a bias or scalar; ``e`` used only there), and
+    ``unflatten(matmul(x, w))`` of a 2-d matmul used only there -> ``matmul(unflatten(x), w)``."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter):
+        if _regroup_kind(op) != "unflatten":
+            return
+        v = op.operands[0]
+        e = getattr(v, "op", None)
+        if not isinstance(e, GraphOp) or v.uses.get_length() != 1:
+            return
+        t = _shape(op.results[0])
+        if e.OPDEF.name == "matmul":
+            x, w = e.operands
+            if e.attrs()["transpose_a"] or len(_shape(x)) != 2 or len(_shape(w)) != 2:
+                return
+            ux = graph.build("reshape", [x], [_with_shape(x.type, t[:-1] + [_shape(x)[-1]])])
+            new = graph.build("matmul", [ux.results[0], w], [op.results[0].type], **e.attrs())
+        else:
+            xs = [o for o in e.operands if _shape(o) == _shape(v)]
+            if len(xs) != 1 or not _movable_elementwise(e, xs[0]):
+                return
+            x = xs[0]
+            ux = graph.build("reshape", [x], [_with_shape(x.type, t)])
+            new = graph.build(e.OPDEF.name, [ux.results[0] if o is x else o for o in e.operands],
+                              [op.results[0].type], **e.attrs())
+        ux.location = op.location
+        new.location = e.location
+        rewriter.replace(op, [ux, new], [new.results[0]])
+        rewriter.erase(e)
+
+
 @dataclass(frozen=True)
 class GraphCanonicalizePass(ModulePass):
     """Local simplifications: fold transposes into matmul, matmul+bias -> linear, merge
@@ -140,6 +255,7 @@ class GraphCanonicalizePass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([
                 FoldTransposeIntoMatmul(), MatmulBiasToLinear(), DropIdentity(), MergeReshapes(), ComposePermutes(),
+                SinkFlattenThroughElementwise(), SinkFlattenThroughMatmul(), RaiseUnflatten(),
             ])
         ).rewrite_module(op)
         for r in op.regions:

@@ -67,6 +67,10 @@ class KitsunePipelinePass(ModulePass):
         return out
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from kitsune.timing import phase
+
         for p in self.passes():
-            p.apply(ctx, op)
-            op.verify()
+            with phase(p.name):
+                p.apply(ctx, op)
+            with phase("verify"):
+                op.verify()

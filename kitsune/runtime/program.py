@@ -55,6 +55,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
+from kitsune.timing import phase
+
 # dtype keys of the generated code -> torch dtypes
 TORCH_DTYPES: dict[str, torch.dtype] = {
     "f32": torch.float32,
@@ -314,7 +316,8 @@ class Program:
         self.cuda_graph = bool(cuda_graph)
         self.copy_outputs = bool(copy_outputs)
         self.watchdog = int(watchdog) if watchdog is not None else (DEFAULT_WATCHDOG if debug else 0)
-        self.module = load_source(source, interpret=self.interpret, directory=directory)
+        with phase("load module"):
+            self.module = load_source(source, interpret=self.interpret, directory=directory)
         m = self.module
         self.tensor_info: dict[str, tuple[tuple[int, ...], str, str]] = {
             n: (tuple(int(d) for d in s), dt, role) for n, (s, dt, role) in m.TENSORS.items()}
@@ -323,13 +326,15 @@ class Program:
         self.output_names: list[str] = list(m.OUTPUTS)
         self.input_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] == "input"]
         self.parameter_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] != "input"]
-        if self.interpret:
-            self.state = m.allocate(self.device)
-        else:
-            with torch.cuda.device(self.device):
+        with phase("allocate"):
+            if self.interpret:
                 self.state = m.allocate(self.device)
+            else:
+                with torch.cuda.device(self.device):
+                    self.state = m.allocate(self.device)
         self._tensors: dict[str, torch.Tensor] = {}
-        self._upload(weights or {})
+        with phase("upload weights"):
+            self._upload(weights or {})
         self._graph: torch.cuda.CUDAGraph | None = None
         self._static: dict[str, torch.Tensor] = {}
         self._graph_outputs: list[torch.Tensor] | None = None
@@ -369,6 +374,40 @@ class Program:
 
     capacity_fallback = False
 
+    def precompile(self) -> int:
+        """Compile every kernel for this device now, without launching: the first call then only launches.
+
+        Kernels that share one function (the same code, e.g. the layers of a stack: see ``generate_triton``)
+        are compiled once. The arguments are those a call passes (buffers, parameters, inputs of the example's
+        shapes, ``watchdog``), so the call finds every kernel in Triton's cache. Returns the number of distinct
+        kernels compiled; a no-op under the interpreter. (One after another: Triton 3.6 holds the GIL while it
+        compiles, so threads gain nothing -- bench/kernels/NOTES.md, "Compile time".)"""
+        if self.interpret:
+            return 0
+        m = self.module
+        env = {**self.state["buffers"], **self._tensors}
+        for n in self.input_names:
+            shape, dt, _ = self.tensor_info[n]
+            env[n] = torch.empty([max(d, 1) for d in shape], dtype=TORCH_DTYPES[dt], device=self.device)
+        seen = set()
+        with phase("triton compile"), torch.cuda.device(self.device):
+            for k in getattr(m, "KERNELS", []):
+                key = (id(k["fn"]), k.get("num_warps"), k.get("num_stages"), bool(k.get("profile")))
+                if key in seen:
+                    continue
+                seen.add(key)
+                args = [env[n] for n in k["tensors"]] + [self.state["counters"], self.state["err"],
+                                                         self.state["epoch"]]
+                if "ticket" in k:
+                    args.append(k["ticket"])
+                extra = m._prof(self.state, k) if hasattr(m, "_prof") else {}
+                k["fn"].warmup(*args, WATCHDOG=self.watchdog, num_warps=k["num_warps"], num_stages=k["num_stages"],
+                               grid=(k["grid"],), **extra)
+        self.precompiled = len(seen)
+        return len(seen)
+
+    precompiled = 0
+
     def all_resident(self) -> bool:
         """Whether every kernel with a ring queue fits on the device at once (compiles, no launch)."""
         m = self.module
@@ -402,7 +441,8 @@ class Program:
             if tuple(t.shape) != shape:
                 raise KitsuneRuntimeError(f"parameter {lab!r}: expected shape {_fmt_shape(shape)}, "
                                           f"got {_fmt_shape(tuple(t.shape))}")
-            self._tensors[n] = t.to(device=self.device, dtype=TORCH_DTYPES[dt]).contiguous()
+            # a copy always (copy=True): the program keeps its weights when the model's tensors change later
+            self._tensors[n] = t.to(device=self.device, dtype=TORCH_DTYPES[dt], copy=True).contiguous()
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """The uploaded parameters, by label."""

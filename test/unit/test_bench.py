@@ -120,3 +120,27 @@ def test_gpu_timeline(workload):
     assert p.returncode == 0, p.stderr[-3000:]
     for mode in ("dataflow", "bulk-sync"):
         assert (RESULTS / "timeline" / f"{workload}_{mode}" / "timeline.png").exists()
+
+
+def test_compile_time_dry_run(tmp_path):
+    """bench/compile_time.py on the CPU: the hand-written GPT-2 (the GPU machine's fallback without
+    transformers), cold caches in a child process, phases recorded, output checked against eager."""
+    out = tmp_path / "ct.json"
+    p = subprocess.run([sys.executable, "bench/compile_time.py", "--dry-run", "--model", "handwritten", "--modes",
+                        "bulk-sync", "--peers", "none", "--timeout", "600", "--json", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    res = json.loads(out.read_text())
+    for k in ("device", "date", "torch", "triton", "config", "records"):
+        assert k in res, k
+    (r,) = res["records"]
+    assert r["what"] == "kitsune:bulk-sync" and r["correct"] is True and r["rel_err"] < 1e-4
+    assert r["model"].startswith("hand-written") and r["interpreter"] is True
+    ph = r["phases"]
+    for k in ("torch.export", "import", "graph-canonicalize", "kitsune-allocate-sms", "verify", "codegen",
+              "load module", "first call"):
+        assert k in ph and ph[k] >= 0, k
+    assert r["total_s"] >= r["compile_s"] > 0
+    # two identical layers: their kernels share functions
+    assert r["distinct_kernels"] < r["kernels"]
+    assert "kitsune:bulk-sync" in p.stdout and "phases" in p.stdout

@@ -424,6 +424,27 @@ def test_verifier_error_from_builder_has_no_location():
         bad.verify()
 
 
+def test_verification_memo_keeps_errors_and_locations():
+    """Valid ops are remembered (name, properties, types): an op that differs in any of them is checked again,
+    and an invalid op fails every time, with its own location."""
+    good = _mod("graph.add %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>", "%a: tensor<4xf32>",
+                "tensor<4xf32>")
+    parse_module(good, "g.mlir").verify()
+    parse_module(good, "g.mlir").verify()  # remembered: still fine
+    bad = _mod("graph.add %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<5xf32>", "%a: tensor<4xf32>",
+               "tensor<5xf32>")
+    for _ in range(2):
+        with pytest.raises(VerifyException, match="result #0 has type") as ei:
+            parse_module(bad, "b.mlir")
+        assert str(ei.value).startswith("b.mlir:2:3: 'graph.add'")
+    # same name and types, another attribute value: checked again
+    parse_module(_mod("graph.sum %a {dims = [0]} : tensor<4x8xf32> -> tensor<8xf32>", "%a: tensor<4x8xf32>",
+                      "tensor<8xf32>"), "s.mlir")
+    with pytest.raises(VerifyException, match="result #0 has type"):
+        parse_module(_mod("graph.sum %a {dims = [1]} : tensor<4x8xf32> -> tensor<8xf32>", "%a: tensor<4x8xf32>",
+                          "tensor<8xf32>"), "s.mlir")
+
+
 def test_infer_result_types_raises_operror():
     from kitsune.semantics.optable import OpError
 

@@ -304,6 +304,57 @@ def test_dead_code_removed():
     assert canon(m, [rn(3)]) == ["graph.neg"]
 
 
+def _rs(fb, x, shape):
+    return fb.op("reshape", x, result_types=[ttype(shape)]).results[0]
+
+
+def _conv1d(fb, x, w, b, out_shape):
+    """transformers' Conv1D: x.view(-1, K) @ w + b, viewed back (x's leading dims regrouped, last kept)."""
+    k = x.type.get_shape()[-1]
+    rows = int(np.prod(x.type.get_shape()[:-1]))
+    f = _rs(fb, x, [rows, k]) if len(x.type.get_shape()) != 2 else x
+    return _rs(fb, fb.v("add", fb.v("matmul", f, w), b), out_shape)
+
+
+def test_conv1d_reshapes_cancel():
+    """flatten -> matmul -> + bias -> unflatten: the matmul runs on the 3-d input, no reshape is left."""
+    fb = FuncBuilder()
+    x, w, b = fb.arg(ttype([2, 3, 4])), fb.arg(ttype([4, 5])), fb.arg(ttype([5]))
+    y = fb.v("gelu", _conv1d(fb, x, w, b, [2, 3, 5]))
+    m = fb.module([y])
+    assert canon(m, [rn(2, 3, 4), rn(4, 5), rn(5)]) == ["graph.matmul", "graph.add", "graph.gelu"]
+
+
+def test_unflatten_rises_to_the_matmul():
+    """The lhs reshape merges the last dims (12x64 -> 768, attention heads): it stays, but the unflatten after
+    the bias rises to the matmul's input, so the matmul and the bias run in the 3-d shape."""
+    fb = FuncBuilder()
+    x, w, b, r = fb.arg(ttype([2, 3, 2, 2])), fb.arg(ttype([4, 5])), fb.arg(ttype([5])), fb.arg(ttype([2, 3, 5]))
+    y = fb.v("add", _conv1d(fb, _rs(fb, x, [6, 4]), w, b, [2, 3, 5]), r)
+    m = fb.module([y])
+    assert canon(m, [rn(2, 3, 2, 2), rn(4, 5), rn(5), rn(2, 3, 5)]) == \
+        ["graph.reshape", "graph.matmul", "graph.add", "graph.add"]
+    m2 = apply(GraphCanonicalizePass(), m)
+    (mm,) = [o for o in m2.walk() if o.name == "graph.matmul"]
+    assert list(mm.results[0].type.get_shape()) == [2, 3, 5]
+
+
+def test_reshapes_that_stay():
+    """No move: an elementwise op whose other operand is not a bias, a regrouping that changes the last dim,
+    an unflatten of a matmul that has other uses, a same-rank regrouping."""
+    fb = FuncBuilder()
+    x, z, w = fb.arg(ttype([2, 3, 4])), fb.arg(ttype([6, 4])), fb.arg(ttype([4, 5]))
+    s = fb.v("add", _rs(fb, x, [6, 4]), z)
+    mm = fb.v("matmul", z, w)
+    u = _rs(fb, mm, [2, 3, 5])
+    g = fb.v("neg", _rs(fb, x, [3, 2, 4]))
+    e = fb.v("exp", _rs(fb, x, [2, 12]))
+    m = fb.module([s, u, mm, g, e])
+    assert canon(m, [rn(2, 3, 4), rn(6, 4), rn(4, 5)]) == \
+        ["graph.reshape", "graph.add", "graph.matmul", "graph.reshape", "graph.reshape", "graph.neg",
+         "graph.reshape", "graph.exp"]
+
+
 def test_canonicalize_after_decompose_linear_round_trip():
     """decompose turns linear into matmul{transpose_b} + add; canonicalize turns it back."""
     m, inputs = one("linear", [[3, 4], [5, 4], [5]])

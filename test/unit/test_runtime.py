@@ -326,6 +326,33 @@ def test_compile_mlp_matches_torch(mode):
     assert "gpu_queue.program" in cm.lowered and "triton" in cm.source
 
 
+def test_compile_times_and_own_weights():
+    """compile_times names every phase that ran; the program's weights come straight from the model's tensors
+    (no numpy round trip) but are copies: changing the model afterwards does not change the program."""
+    _needs_codegen()
+    import kitsune
+
+    from kitsune.compile import clear_cache
+
+    clear_cache()  # an MLP lowered by an earlier test would come from the cache: no pass would run
+    torch.manual_seed(2)
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,), mode="bulk-sync", cache=False)
+    ph = cm.compile_times
+    for k in ("torch.export", "import", "graph-canonicalize", "kitsune-form-regions", "kitsune-allocate-sms",
+              "verify", "codegen", "load module", "upload weights"):
+        assert k in ph and ph[k] >= 0, k
+    assert "triton compile" not in ph  # the interpreter compiles nothing
+    want = model(x)
+    params = cm.program.parameters()
+    assert params and all(p.data_ptr() != q.data_ptr() for p in params.values() for q in model.parameters())
+    with torch.no_grad():
+        for q in model.parameters():
+            q.mul_(2.0)
+    assert _rel(cm(x), want) < 1e-4
+
+
 def test_compile_tuple_output_and_report():
     _needs_codegen()
     import kitsune

@@ -200,3 +200,53 @@ def test_rows_queue_with_exact_capacity(tmp_path):
         (out,) = mod.launch(state, {mod.ARGS[0]: x}, watchdog=1000)
         mod.check(state)
         assert torch.equal(out, -torch.relu(x))
+
+
+def test_folded_integer_constant_is_an_integer_literal(tmp_path):
+    """Integer arithmetic on constants folds to a float constant in the evaluator; its cast to the integer result
+    type must stay a literal (transformers' GPT-2 builds its mask positions this way: ``1.0.to(tl.int64)`` failed
+    to compile). Both branches of the where are constants, so the chosen one shows the value is right."""
+    import kitsune
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            z = torch.zeros((1, 1), dtype=torch.long)
+            return x + torch.where(z < 1, z + 3, z - 5)
+
+    x = torch.arange(6, dtype=torch.long).reshape(2, 3)
+    cm = kitsune.compile(M(), (x,), mode="bulk-sync", device="cpu", cache=False)
+    assert ".0.to(tl." not in cm.source
+    assert torch.equal(cm(x), M()(x))
+    assert torch.equal(cm(x), x + 3)
+
+
+def test_kernels_of_the_same_code_share_one_function(tmp_path):
+    """A stack of identical layers: the kernels of layers 2.. are the code of layer 1's up to names, so their
+    KERNELS entries call layer 1's function (one Triton compile) with their own tensors and tickets; a layer of
+    another width does not share. The program still computes the stack."""
+    import kitsune
+
+    class Stack(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ls = torch.nn.ModuleList([torch.nn.Linear(16, 16) for _ in range(3)] + [torch.nn.Linear(16, 8)])
+
+        def forward(self, x):
+            for lin in self.ls:
+                x = torch.tanh(lin(x)) * 2.0
+            return x
+
+    torch.manual_seed(0)
+    m, x = Stack().eval(), torch.randn(4, 16)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    ks = cm.program.module.KERNELS
+    assert len(ks) == 4
+    fns = [k["fn"] for k in ks]
+    assert fns[1] is fns[0] and fns[2] is fns[0] and fns[3] is not fns[0]
+    assert [k["ticket"] for k in ks] == sorted({k["ticket"] for k in ks})  # one ticket counter each
+    assert len({tuple(k["tensors"]) for k in ks}) == 4  # each with its own weights and buffers
+    assert cm.source.count('the code of kernel "k0"') == 2
+    assert torch.allclose(cm(x), m(x), rtol=1e-5, atol=1e-5)
+    # launched twice (epochs): the shared function keeps each kernel's own ticket counter
+    x2 = torch.randn(4, 16)
+    assert torch.allclose(cm(x2), m(x2), rtol=1e-5, atol=1e-5)

@@ -18,6 +18,7 @@ output tile) and ``split_k``.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +31,7 @@ from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, lrange, lscale, strides
 from kitsune.codegen.triton_gen.memory import Memory
-from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL
+from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL, lit
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 from kitsune.dialects.values import constant_value
@@ -153,11 +154,20 @@ class Evaluator:
             tv = self.tensor(opp, opp.inst.results[v.index], idx)
             rdt = dtype_key(v.type.get_element_type())
             if rdt.startswith("i") and tv.kind == "f" and rdt != "i1":
-                tv = self.b.tmp(f"{self.b.place(tv, tv.frame)}.to({TL[rdt]})", tv.frame, tv.depth, "i")
+                tv = self.to_int(tv, rdt)
             elif name == "cast" and rdt in ("bf16", "f16") and tv.const is None:
                 tv = self.b.tmp(f"{tv.code}.to({TL[rdt]}).to(tl.float32)", tv.frame, tv.depth, "f")
         self.b.memo[key] = tv
         return tv
+
+    def to_int(self, tv: TV, rdt: str) -> TV:
+        """A float value converted to the integer type ``rdt`` (truncating, as torch's cast does). A folded
+        constant stays a constant: a Python float literal has no ``.to``."""
+        if tv.const is not None:
+            if math.isfinite(tv.const):
+                return TV("", (), 0, "i", int(tv.const))
+            return self.b.tmp(f"tl.full([], {lit(tv.const)}, tl.float32).to({TL[rdt]})", (), tv.depth, "i")
+        return self.b.tmp(f"{self.b.place(tv, tv.frame)}.to({TL[rdt]})", tv.frame, tv.depth, "i")
 
     def constant(self, op, v: SSAValue, idx) -> TV:
         attr = op.attributes.get("value") or op.properties.get("value")
@@ -292,7 +302,7 @@ class Evaluator:
             if isinstance(ix, Indirect):
                 tv = self.read(opp, ix.access, binding, 0.0)
                 if tv.kind == "f":
-                    tv = self.b.tmp(f"{self.b.place(tv, tv.frame)}.to(tl.int64)", tv.frame, tv.depth, "i")
+                    tv = self.to_int(tv, "i64")
                 if tv.const is None:  # an index outside its dim sets the error flag (the read is masked)
                     n = self.index_size(opp, acc, len(out))
                     if n is not None:

@@ -80,6 +80,7 @@ class TritonGen:
                                                f"WATCHDOG: tl.constexpr):"] + body)
                      for st, fn, body in stage_fns]
             kern_texts.append((k, params, stage_fns, texts))
+        self.same_code = self._same_code(kern_texts)
         out.append(self._header())
         out.append(RUNTIME)
         for k, params, stage_fns, texts in kern_texts:
@@ -89,6 +90,10 @@ class TritonGen:
                 out.append(f"#   queue \"{q.name}\" (id {q.qid}): \"{q.producer}\" -> \"{q.consumer}\", tile "
                            f"{list(q.tile)} x {q.ntiles}, {q.capacity} slots, relation {q.relation}, "
                            f"{q.readers} reader(s) per tile, counters at {q.counter_base}")
+            if k.name in self.same_code:
+                out.append(f"#   the code of kernel \"{self.same_code[k.name]}\" up to names (compiled once): "
+                           "its function runs with this kernel's tensors and ticket")
+                continue
             out.append("")
             for t in texts:
                 out.append("\n" + t + "\n")
@@ -96,6 +101,38 @@ class TritonGen:
         out.append(self._tables(kern_texts))
         out.append(HOST)
         return "\n".join(out)
+
+    def _same_code(self, kern_texts) -> dict[str, str]:
+        """Kernels whose code equals an earlier kernel's up to the names of its functions and parameters (the
+        layers of a stack): kernel name -> that earlier kernel's. Such a kernel emits no code; its ``KERNELS``
+        entry calls the earlier kernel's function with its own tensors (positionally: parameter i plays the
+        same part in both) and its own ticket, so Triton compiles the code once. Compared: the stage functions
+        and the dispatcher without comments, with the kernel's own identifiers numbered in order, the
+        parameters' Triton types, warps and stages."""
+        first: dict[tuple, str] = {}
+        same: dict[str, str] = {}
+        for k, params, stage_fns, texts in kern_texts:
+            names = [fn for _, fn, _ in stage_fns] + list(params)
+            # the dispatcher's own name only where it is defined (a stage's loop variable may be called k44 too)
+            disp = self._kernel_fn(k, params, stage_fns).replace(f"def {ident(k.name)}(", "def _kernel_(", 1)
+            code = "\n".join(texts + [disp])
+            key = (_canonical(code, names), tuple(self._param_sig(params).values()), k.warps, k.num_stages)
+            if key in first:
+                same[k.name] = first[key]
+            else:
+                first[key] = k.name
+        return same
+
+    def _param_sig(self, params: list[str]) -> dict[str, str]:
+        p = self.plan
+        sig = {}
+        for n in params:
+            if n in p.tensors:
+                sig[n] = SIG[p.tensors[n].dtype]
+            else:
+                q = next(q for q in p.queues if q.storage == n)
+                sig[n] = SIG[q.dtype]
+        return sig
 
     def _header(self) -> str:
         p = self.plan
@@ -107,10 +144,10 @@ class TritonGen:
                 "import triton.language as tl\nfrom triton.language.extra.cuda import gdc_launch_dependents, gdc_wait\n")
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
-        ticket = self.plan.counters + self.plan.kernels.index(k)
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
-        lines = ["@triton.jit", f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, "
-                                f"WATCHDOG: tl.constexpr{prof}, PDL: tl.constexpr = 0):",
+        lines = ['@triton.jit(do_not_specialize=["ticket"])',
+                 f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
+                 "PDL: tl.constexpr = 0):",
                  "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
                  "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
                  "    # anything; the next kernel may be launched once every program of this one has started (1) or",
@@ -121,8 +158,9 @@ class TritonGen:
                  "        gdc_wait()",
                  "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
                  "    # program waits only on programs that already run: no deadlock whatever the launch order",
+                 "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
                  "    epoch = tl.load(epoch_ptr)",
-                 f"    pid = tl.atomic_add(ctr + {ticket}, 1) - epoch * {k.grid}"]
+                 f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}"]
         if self.profile:  # a work item = this program's stage call: its start, end and SM
             lines += ["    if PROF_ASM:",
                       "        t_start = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
@@ -179,15 +217,11 @@ class TritonGen:
             lines.append(f"    {n!r}: {base64.b64encode(b.getvalue()).decode()!r},")
         lines.append("}")
         lines.append("KERNELS = [")
-        for k, params, _, _ in kern_texts:
-            sig = {}
-            for n in params:
-                if n in p.tensors:
-                    sig[n] = SIG[p.tensors[n].dtype]
-                else:
-                    q = next(q for q in p.queues if q.storage == n)
-                    sig[n] = SIG[q.dtype]
-            sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "WATCHDOG": "constexpr"})
+        fn_params = {k.name: params for k, params, _, _ in kern_texts}
+        for i, (k, params, _, _) in enumerate(kern_texts):
+            fn = self.same_code.get(k.name, k.name)
+            sig = self._param_sig(fn_params[fn])  # keyed by the function's parameters (the same types as ours)
+            sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "ticket": "i32", "WATCHDOG": "constexpr"})
             cx = {"WATCHDOG": 0}
             if self.profile:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
@@ -196,13 +230,25 @@ class TritonGen:
             cx["PDL"] = 2  # what the GPU runs on sm_90 (the AOT checks compile it); launch() passes it
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
-            lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(k.name)}, \"grid\": {k.grid}, "
+            lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "
+                         f"\"ticket\": {p.counters + i}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
                          f"\"zero\": {k.zero!r}, "
                          f"\"signature\": {sig!r}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")
         return "\n".join(lines) + "\n"
+
+
+def _canonical(code: str, names: list[str]) -> str:
+    """``code`` without comment lines, ``names`` (identifiers) replaced by their position: equal for two
+    kernels that differ only in the names of their functions and parameters."""
+    import re
+
+    pos = {n: f"_N{i}_" for i, n in enumerate(dict.fromkeys(names))}
+    pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(pos, key=len, reverse=True)) + r")\b")
+    lines = [ln for ln in code.splitlines() if not ln.lstrip().startswith("#")]
+    return pat.sub(lambda m: pos[m.group(1)], "\n".join(lines))
 
 
 def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False,

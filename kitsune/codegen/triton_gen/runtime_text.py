@@ -201,7 +201,7 @@ def launch(state, tensors, watchdog=0):
         pk = _prof(state, k)
         for n in k["zero"]:  # scatter results: the kernel adds into them
             env[n].zero_()
-        k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, WATCHDOG=int(watchdog),
+        k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, k["ticket"], WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
     ep.add_(1)
     return [env[o] for o in OUTPUTS]
@@ -219,7 +219,7 @@ def residency(state, tensors):
     out = []
     for k in KERNELS:
         pk = _prof(state, k)
-        args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"]]
+        args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"], k["ticket"]]
         pdl = {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
                             grid=(k["grid"],), **pk, **pdl)

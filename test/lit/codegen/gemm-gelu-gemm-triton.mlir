@@ -43,17 +43,18 @@
 // DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_1_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_1_partials + 131072 +
 // DF: tl.store(k0_out0 +
 // DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
-// DF: def k0({{.*}}, ctr, err, epoch_ptr, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0):
+// DF: @triton.jit(do_not_specialize=["ticket"])
+// DF-NEXT: def k0({{.*}}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0):
 // DF: if PDL:
 // DF-NEXT: gdc_wait()
 // DF: epoch = tl.load(epoch_ptr)
-// DF-NEXT: pid = tl.atomic_add(ctr + [[TICKET:[0-9]+]], 1) - epoch * [[GRID]]
+// DF-NEXT: pid = tl.atomic_add(ctr + ticket, 1) - epoch * [[GRID]]
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
 // DF: TENSORS = {
 // DF: 'k0_linear_1_partials': ((3, 256, 512), 'f32', 'workspace'),
 // DF: KERNELS = [
-// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "num_warps": 8, "num_stages": 4,
+// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "ticket": {{[0-9]+}}, "num_warps": 8, "num_stages": 4,
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
 // BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)

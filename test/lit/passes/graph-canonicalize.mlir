@@ -323,3 +323,58 @@ func.func @unchanged(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf
   %y = graph.softmax %m : tensor<4x16xf32> -> tensor<4x16xf32>
   func.return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// transformers' Conv1D (view(-1, K), addmm, view back): the reshapes move out of the way and cancel.
+// CHECK-LABEL: func.func @conv1d_reshapes_cancel(
+// CHECK-NEXT:    %m = graph.matmul %x, %w : tensor<2x3x8xf32>, tensor<8x16xf32> -> tensor<2x3x16xf32>
+// CHECK-NEXT:    %a = graph.add %m, %b : tensor<2x3x16xf32>, tensor<16xf32> -> tensor<2x3x16xf32>
+// CHECK-NEXT:    func.return %a : tensor<2x3x16xf32>
+// CHECK-NEXT:  }
+func.func @conv1d_reshapes_cancel(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<2x3x16xf32> {
+  %f = graph.reshape %x : tensor<2x3x8xf32> -> tensor<6x8xf32>
+  %m = graph.matmul %f, %w : tensor<6x8xf32>, tensor<8x16xf32> -> tensor<6x16xf32>
+  %a = graph.add %m, %b : tensor<6x16xf32>, tensor<16xf32> -> tensor<6x16xf32>
+  %y = graph.reshape %a : tensor<6x16xf32> -> tensor<2x3x16xf32>
+  func.return %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// The lhs reshape merges the last dims (heads): it stays; the unflatten rises above the bias and the matmul.
+// CHECK-LABEL: func.func @unflatten_rises_to_the_matmul(
+// CHECK-NEXT:    %[[U:.*]] = graph.reshape %x : tensor<2x3x4x2xf32> -> tensor<2x3x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %[[U]], %w : tensor<2x3x8xf32>, tensor<8x16xf32> -> tensor<2x3x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %b, %[[M]] : tensor<16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>
+// CHECK-NEXT:    %y = graph.add %[[A]], %r : tensor<2x3x16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>
+// CHECK-NEXT:    func.return %y : tensor<2x3x16xf32>
+func.func @unflatten_rises_to_the_matmul(%x: tensor<2x3x4x2xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %r: tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
+  %f = graph.reshape %x : tensor<2x3x4x2xf32> -> tensor<6x8xf32>
+  %m = graph.matmul %f, %w : tensor<6x8xf32>, tensor<8x16xf32> -> tensor<6x16xf32>
+  %a = graph.add %b, %m : tensor<16xf32>, tensor<6x16xf32> -> tensor<6x16xf32>
+  %u = graph.reshape %a : tensor<6x16xf32> -> tensor<2x3x16xf32>
+  %y = graph.add %u, %r : tensor<2x3x16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>
+  func.return %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// No move: a same-shape second operand, a matmul with another use, a same-rank regrouping.
+// CHECK-LABEL: func.func @reshapes_that_stay(
+// CHECK-NEXT:    %f = graph.reshape %x : tensor<2x3x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:    %s = graph.add %f, %z
+// CHECK-NEXT:    %m = graph.matmul %z, %w
+// CHECK-NEXT:    %u = graph.reshape %m
+// CHECK-NEXT:    %g = graph.reshape %x : tensor<2x3x8xf32> -> tensor<3x2x8xf32>
+// CHECK-NEXT:    %n = graph.neg %g
+// CHECK-NEXT:    func.return %s, %u, %m, %n
+func.func @reshapes_that_stay(%x: tensor<2x3x8xf32>, %z: tensor<6x8xf32>, %w: tensor<8x16xf32>) -> (tensor<6x8xf32>, tensor<2x3x16xf32>, tensor<6x16xf32>, tensor<3x2x8xf32>) {
+  %f = graph.reshape %x : tensor<2x3x8xf32> -> tensor<6x8xf32>
+  %s = graph.add %f, %z : tensor<6x8xf32>, tensor<6x8xf32> -> tensor<6x8xf32>
+  %m = graph.matmul %z, %w : tensor<6x8xf32>, tensor<8x16xf32> -> tensor<6x16xf32>
+  %u = graph.reshape %m : tensor<6x16xf32> -> tensor<2x3x16xf32>
+  %g = graph.reshape %x : tensor<2x3x8xf32> -> tensor<3x2x8xf32>
+  %n = graph.neg %g : tensor<3x2x8xf32> -> tensor<3x2x8xf32>
+  func.return %s, %u, %m, %n : tensor<6x8xf32>, tensor<2x3x16xf32>, tensor<6x16xf32>, tensor<3x2x8xf32>
+}
