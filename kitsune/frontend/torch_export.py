@@ -96,6 +96,7 @@ __all__ = [
     "import_exported",
     "import_graph",
     "ArgSpec",
+    "OutputPlan",
     "decomposition_table",
     "module_to_text",
     "save_weights",
@@ -161,6 +162,19 @@ KEPT_OPS = [
 ]
 if hasattr(aten, "rms_norm"):
     KEPT_OPS.append(aten.rms_norm.default)
+# training graphs (aot_autograd's backward): the derivative ops the op table declares whole
+# (kitsune/semantics/grad_ops.py) or maps onto its scatter (embedding_dense_backward -> index_add)
+KEPT_OPS += [
+    aten.threshold_backward.default,
+    aten.gelu_backward.default,
+    aten.sigmoid_backward.default,
+    aten.tanh_backward.default,
+    aten.silu_backward.default,
+    aten._softmax_backward_data.default,
+    aten._log_softmax_backward_data.default,
+    aten.native_layer_norm_backward.default,
+    aten.embedding_dense_backward.default,
+]
 
 
 def decomposition_table() -> dict:
@@ -254,12 +268,31 @@ class _Sym:
 @dataclass
 class ArgSpec:
     """What a placeholder of the imported FX graph is: its kind (parameter | buffer | constant | input, or
-    value: a non-tensor argument with a known ``value``),
+    value: a non-tensor argument with a known ``value``, or static: a tensor whose ``value`` (numpy) is known at
+    import time -- no argument, a constant where an op reads it, its value where a handler needs it static),
     the torch name it carries (``kitsune.name``) and, for weights, the tensor (None: no value)."""
 
     kind: str
     name: str
     value: Any = None
+
+
+@dataclass
+class _StaticArr:
+    """A tensor value known at import time (an op's helper result that depends only on static arguments)."""
+
+    value: np.ndarray
+
+
+@dataclass
+class OutputPlan:
+    """How the FX graph's flattened outputs come from the imported function (``import_graph(plan=True)``):
+    per output ``("result", k)`` (the function's result k; several outputs may share one),
+    ``("input", i)`` (placeholder i itself, e.g. a saved parameter), ``("static", array)`` (a value known at
+    import time: an ``arange``, the helper results of an embedding bag with static offsets) or
+    ``("none",)``."""
+
+    items: list[tuple]
 
 
 class _Importer:
@@ -276,6 +309,7 @@ class _Importer:
         self.loc = FileLineColLoc(StringAttr("<torch.export>"), IntAttr(0), IntAttr(0))
         self.node: torch.fx.Node | None = None
         self._consts: dict[tuple, SSAValue] = {}
+        self.plan: OutputPlan | None = None
 
     # ---- emission
 
@@ -377,13 +411,16 @@ class _Importer:
     def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         arg_types, arg_attrs, weights = [], [], {}
-        order = []
+        order, statics = [], []
         for n in placeholders:
             spec = self.specs.get(n.name) or ArgSpec("input", n.name)
             kind = spec.kind
             val = n.meta.get("val")
             if kind == "value":  # a non-tensor argument bound to a known value (a specialised SymInt)
                 self.env[n] = spec.value
+                continue
+            if kind == "static":  # a tensor known at import time (not an argument): a constant if used
+                statics.append((n, spec.value))
                 continue
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
@@ -412,6 +449,14 @@ class _Importer:
         self.block = Block(arg_types=arg_types)
         for (n, _), a in zip(order, self.block.args):
             self.env[n] = a
+        for n, value in statics:
+            arr = np.asarray(value)
+            self.static[n] = arr
+            self.node = n
+            try:
+                self.env[n] = self.const(arr, tensor_type(n.meta["val"]).get_element_type(), arr.shape)
+            except _Skip as e:
+                self.unsupported.append(Unsupported(f"placeholder {n.name}", str(e), ""))
 
         self.unsupported += self.bad_outputs
         out_node = None
@@ -423,8 +468,26 @@ class _Importer:
             elif node.op == "get_attr":
                 self.env[node] = None
         results, res_attrs = [], []
+        plan: list[tuple] = []
         if out_node is not None:
             for a in _flatten(out_node.args[0]):
+                if self.plan is not None:  # outputs that need no result: inputs, static values, repeats, None
+                    v = self.env.get(a) if isinstance(a, torch.fx.Node) else None
+                    if a is None:
+                        plan.append(("none",))
+                        continue
+                    if isinstance(a, torch.fx.Node) and a in self.static:
+                        plan.append(("static", self.static[a]))
+                        continue
+                    if isinstance(v, SSAValue) and v in self.block.args:
+                        plan.append(("input", placeholders.index(next(n for n, _ in order
+                                                                      if self.env[n] is v))))
+                        continue
+                    if isinstance(v, SSAValue) and v in results:
+                        plan.append(("result", results.index(v)))
+                        continue
+                    if isinstance(v, SSAValue):
+                        plan.append(("result", len(results)))
                 if isinstance(a, torch.fx.Node):
                     v = self.env.get(a)
                     if isinstance(v, SSAValue):
@@ -436,6 +499,8 @@ class _Importer:
                     self.unsupported.append(Unsupported("output", f"constant output {a!r} is not supported", ""))
         if self.unsupported:
             raise UnsupportedOpsError(self.unsupported)
+        if self.plan is not None:
+            self.plan.items = plan
         ret = func.ReturnOp(*results)
         ret.location = self.loc
         self.block.add_op(ret)
@@ -733,6 +798,9 @@ def _getitem(imp, node, x, i):
     r = v[i]
     if r is None:
         raise _Skip(f"result #{i} of {x.name} ({_op_name(x.target)}) is not supported (values only)")
+    if isinstance(r, _StaticArr):
+        imp.static[node] = r.value
+        return imp.const(r.value, imp.out_type().get_element_type(), r.value.shape)
     return r
 
 
@@ -1005,7 +1073,75 @@ def _native_layer_norm(imp, node, x, shape, w, b, eps):
         raise _Skip("layer_norm with a bias but no weight")
     y = imp.emit("layer_norm", [imp.t(x), *_opt(imp, w), *_opt(imp, b)], tensor_type(node.meta["val"][0]),
                  normalized_rank=len(shape), eps=float(eps))
-    return (y, None, None)
+    # the mean and 1/std a training graph saves for the backward (removed as dead code when unused)
+    xv = imp.t(x)
+    r = len(_shape(xv))
+    dims = list(range(r - len(shape), r))
+    mt, rt = tensor_type(node.meta["val"][1]), tensor_type(node.meta["val"][2])
+    xs = imp.cast(xv, mt.get_element_type())
+    mean = imp.emit("mean", [xs], dims=dims, keepdim=True)
+    d = imp.emit("sub", [xs, mean])
+    var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=dims, keepdim=True)
+    rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), mt.get_element_type())])])
+    return (y, imp.reshape(mean, mt.get_shape()), imp.reshape(rstd, rt.get_shape()))
+
+
+@_h(aten.native_layer_norm_backward.default)
+def _native_layer_norm_backward(imp, node, g, x, shape, mean, rstd, w, b, mask):
+    """dx: graph.layer_norm_backward (a row reduction); dweight, dbias: column sums of g * xhat and g."""
+    outs = node.meta["val"]
+    gv, xv = imp.t(g), imp.t(x)
+    e = xv.type.get_element_type()
+    mv, rv = imp.cast(imp.t(mean), e), imp.cast(imp.t(rstd), e)
+    r = len(_shape(xv))
+    lead = list(range(r - len(shape)))
+
+    def colsum(v, t):
+        v = imp.emit("sum", [v], dims=lead, keepdim=False) if lead else v
+        return imp.cast(imp.reshape(v, tensor_type(t).get_shape()), tensor_type(t).get_element_type())
+
+    dx = dw = db = None
+    if mask[0]:
+        dx = imp.emit("layer_norm_backward", [imp.cast(gv, e), xv, mv, rv, *_opt(imp, w)],
+                      tensor_type(outs[0]), normalized_rank=len(shape))
+    if mask[1] and w is not None:
+        xhat = imp.emit("mul", [imp.emit("sub", [xv, mv]), rv])
+        dw = colsum(imp.emit("mul", [imp.cast(gv, e), xhat]), outs[1])
+    if mask[2] and b is not None:
+        db = colsum(gv, outs[2])
+    return (dx, dw, db)
+
+
+def _grad_h(name, **attr_of):
+    def h(imp, node, g, x, *args):
+        rt = imp.out_type()
+        e = rt.get_element_type()
+        attrs = {k: f(imp, *args) for k, f in attr_of.items()}
+        return imp.emit(name, [imp.cast(imp.t(g), e), imp.cast(imp.t(x), e)], rt, **attrs)
+
+    return h
+
+
+HANDLERS[aten.threshold_backward.default] = _grad_h(
+    "threshold_backward", threshold=lambda imp, t: float(imp.scalar(t)))
+HANDLERS[aten.gelu_backward.default] = _grad_h("gelu_backward", approximate=lambda imp, a="none": a)
+HANDLERS[aten.sigmoid_backward.default] = _grad_h("sigmoid_backward")
+HANDLERS[aten.tanh_backward.default] = _grad_h("tanh_backward")
+HANDLERS[aten.silu_backward.default] = _grad_h("silu_backward")
+
+
+def _softmax_bw_h(name):
+    def h(imp, node, g, y, dim, input_dtype=None):
+        rt = imp.out_type()
+        e = rt.get_element_type()
+        return imp.emit(name, [imp.cast(imp.t(g), e), imp.cast(imp.t(y), e)], rt,
+                        dim=dim % max(len(rt.get_shape()), 1))
+
+    return h
+
+
+HANDLERS[aten._softmax_backward_data.default] = _softmax_bw_h("softmax_backward")
+HANDLERS[aten._log_softmax_backward_data.default] = _softmax_bw_h("log_softmax_backward")
 
 
 if hasattr(aten, "rms_norm"):
@@ -1272,24 +1408,97 @@ def _embedding_bag(imp, node, w, idx, offsets, scale_grad_by_freq=False, mode=0,
     y = imp.emit("embedding_bag", [imp.t(w), bags], rt, mode=mode_s)
     if node.target in (aten.embedding_bag.default, aten.embedding_bag.padding_idx, aten._embedding_bag.default,
                        aten._embedding_bag_forward_only.default):
-        return (y, None, None, None)
+        return (y, *_bag_helpers(node, offsets, mode, include_last_offset, imp.static.get(offsets)))
     return y
+
+
+def _bag_helpers(node, offsets, mode, include_last_offset, off) -> list:
+    """offset2bag, bag_size, max_indices: what eager's embedding bag returns for its backward. With static
+    offsets and no padding_idx (both required above) they depend on the offsets and the number of indices
+    only: computed once here by the op itself on indices that are all 0, on the graph's device."""
+    if off is None or int(mode) == 2:
+        return [None, None, None]
+    vals = node.meta.get("val")
+    dev = vals[0].device if isinstance(vals, (tuple, list)) and vals[0].device.type != "meta" else "cpu"
+    n = int(node.args[1].meta["val"].shape[0]) if len(node.args[1].meta["val"].shape) == 1 else None
+    if n is None:
+        return [None, None, None]
+    with torch._subclasses.fake_tensor.unset_fake_temporarily():
+        outs = aten._embedding_bag.default(torch.zeros(1, 1, device=dev), torch.zeros(n, dtype=torch.int64, device=dev),
+                                           torch.as_tensor(off, device=dev), False, int(mode), False, None,
+                                           bool(include_last_offset))
+        return [_StaticArr(t.cpu().numpy().copy()) for t in outs[1:]]
+
+
+def _scatter_rows(imp, num_weights: int, idx: SSAValue, src: SSAValue, rt) -> SSAValue:
+    """``zeros[num_weights, E]`` with the rows of ``src`` [n, E] added at ``idx`` [n]: the op table's index_add
+    (a scatter-accumulate, pushed from its source rows by the scatter template)."""
+    zeros = imp.const(0.0, rt.get_element_type(), [num_weights, _shape(src)[-1]])
+    return imp.emit("index_add", [zeros, idx, imp.cast(src, rt.get_element_type())], rt, dim=0)
+
+
+@_h(aten.embedding_dense_backward.default)
+def _embedding_dense_backward(imp, node, g, idx, num_weights, padding_idx, scale_grad_by_freq):
+    if scale_grad_by_freq:
+        raise _Skip("scale_grad_by_freq is not supported")
+    gv, iv = imp.t(g), imp.t(idx)
+    n = _static_numel(_shape(iv))
+    if n < 0 or any(d < 0 for d in _shape(gv)):
+        raise _Skip("dynamic shapes are not supported")
+    E = _shape(gv)[-1]
+    iv = imp.reshape(iv, [n])
+    src = imp.reshape(gv, [n, E])
+    pad = int(imp.scalar(padding_idx))
+    if pad >= 0:  # the padding row gets no gradient
+        ie = iv.type.get_element_type()
+        hit = imp.emit("eq", [imp.reshape(iv, [n, 1]), imp.const(pad, ie)])
+        src = imp.emit("where", [hit, imp.const(0.0, src.type.get_element_type()), src])
+    return _scatter_rows(imp, int(imp.scalar(num_weights)), iv, src, imp.out_type())
+
+
+@_h(aten._embedding_bag_backward.default)
+def _embedding_bag_backward(imp, node, g, idx, offsets, offset2bag, bag_size, max_indices, num_weights,
+                            scale_grad_by_freq, mode, sparse, per_sample_weights=None, padding_idx=-1):
+    """sum / mean over bags of one static size: weight row I[b, l] gets g[b] (/ the bag size)."""
+    if sparse or scale_grad_by_freq or per_sample_weights is not None or padding_idx not in (None, -1):
+        raise _Skip("sparse, scale_grad_by_freq, per_sample_weights and padding_idx are not supported")
+    if int(mode) == 2:
+        raise _Skip("the gradient of a max bag is not supported")
+    gv, iv = imp.t(g), imp.t(idx)
+    if len(_shape(iv)) == 2:
+        bags = iv
+    else:
+        off = imp.static.get(offsets) if isinstance(offsets, torch.fx.Node) else None
+        n, nb = _shape(iv)[0], _shape(gv)[0]
+        if off is None or n < 0 or nb <= 0 or len(off) not in (nb, nb + 1) or n % nb or \
+                not np.array_equal(off[:nb], np.arange(0, n, n // nb)):
+            raise _Skip("1-D indices need static offsets of one uniform bag size (an arange)")
+        bags = imp.reshape(iv, [nb, n // nb])
+    nb, per = _shape(bags)
+    E = _shape(gv)[-1]
+    src = imp.emit("expand", [imp.reshape(gv, [nb, 1, E])], shape=[nb, per, E])
+    if int(mode) == 1:
+        src = imp.emit("mul", [src, imp.const(1.0 / per, gv.type.get_element_type())])
+    return _scatter_rows(imp, int(imp.scalar(num_weights)), imp.reshape(bags, [nb * per]),
+                         imp.reshape(src, [nb * per, E]), imp.out_type())
 
 
 @_h(aten.index_put.default, aten.index_put_.default)
 def _index_put(imp, node, x, indices, values, accumulate=False):
     if not accumulate:
         raise _Skip("index_put without accumulate=True is not supported (only scatter-add)")
-    if len(indices) != 1 or indices[0] is None:
+    given = [d for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:  # x[..., I] (None for the leading dims: index_select's gradient along dim d)
         raise _Skip("index_put with more than one index tensor is not supported")
-    xv, iv, vv = imp.t(x), imp.t(indices[0]), imp.t(values)
+    d = given[0]
+    xv, iv, vv = imp.t(x), imp.t(indices[d]), imp.t(values)
     if len(_shape(iv)) != 1:
         raise _Skip("index_put needs a 1-D index tensor")
-    want = [_shape(iv)[0], *_shape(xv)[1:]]
+    want = [*_shape(xv)[:d], _shape(iv)[0], *_shape(xv)[d + 1:]]
     if _shape(vv) != want:
         vv = imp.emit("expand", [vv], TensorType(vv.type.get_element_type(), want), shape=want)
     vv = imp.cast(vv, xv.type.get_element_type())
-    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=0)
+    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=d)
 
 
 @_h(aten.index_add.default)
@@ -1428,15 +1637,24 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
 
 
 def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None, *, with_weights: bool = True,
-                 bad_outputs: Sequence[Unsupported] = ()) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                 bad_outputs: Sequence[Unsupported] = (), plan: bool = False):
     """A functional ATen FX graph (torch.export's, or the one aot_autograd hands a ``torch.compile`` backend)
     -> (graph-dialect module, weights name -> numpy).
 
     Shapes and dtypes come from each node's ``meta["val"]`` (fake tensors). ``specs`` maps placeholder names
     to :class:`ArgSpec` (kind, torch name, weight value); placeholders not in it are user inputs. Raises
     UnsupportedOpsError listing every unsupported op (with ``bad_outputs`` added).
+
+    ``plan=True`` (aot_autograd's graphs, whose outputs include the tensors saved for the backward): outputs
+    that are placeholders, statically known values (ArgSpec kind ``static`` marks such a placeholder) or
+    repeats get no function result, and a third value, the :class:`OutputPlan`, says where each comes from.
     """
-    return _Importer(graph, specs or {}, with_weights, bad_outputs).run()
+    imp = _Importer(graph, specs or {}, with_weights, bad_outputs)
+    if plan:
+        imp.plan = OutputPlan([])
+        module, weights = imp.run()
+        return module, weights, imp.plan
+    return imp.run()
 
 
 def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic_shapes=None, *,

@@ -1,0 +1,102 @@
+"""Training through ``torch.compile(model, backend="kitsune")``: aot_autograd's forward and backward graphs.
+
+When Dynamo hands the backend a graph while grad mode is on and an input requires grad (a model whose
+parameters are trained), ``kitsune.backend`` comes here instead of compiling an inference graph:
+
+1. aot_autograd traces the joint forward + backward graph with Kitsune's decomposition table (core ATen
+   minus the ops the graph dialect keeps whole, which includes the backward ops the op table declares:
+   ``kitsune/semantics/grad_ops.py``) and splits it with the **min-cut rematerialisation partitioner**
+   (``torch._functorch.partitioners.min_cut_rematerialization_partition``, the one Inductor uses);
+2. the forward and the backward graph are each imported (the same importer as torch.export's), lowered and
+   generated like an inference graph, with two differences: every tensor is a per-call input -- the
+   parameters are graph inputs whose values change at every optimizer step, not weights uploaded once --
+   and the outputs follow the importer's output plan (a saved input is passed through, a value known at
+   compile time such as an ``arange`` of embedding-bag offsets is made once and seen as static by the
+   backward);
+3. both graphs are compiled when the step is compiled (``force_non_lazy_backward_lowering``), so a graph
+   Kitsune cannot compile -- in the forward or in the backward -- sends the whole training graph to
+   Inductor, with the reason logged (``kitsune.backend``), as for inference graphs.
+
+Why min-cut: the partitioner decides what the forward saves and what the backward recomputes. The default
+partitioner saves every intermediate the backward reads, which costs a DRAM write in the forward and a read
+in the backward for each; min-cut finds the cut of the joint graph with the fewest bytes saved, recomputing
+cheap pointwise ops (a ReLU's output, a GELU's input) from what is saved instead -- the memory-bound side of
+training, which is where Kitsune's fusion pays. It never recomputes a matmul or a reduction (its ban list),
+so the recomputation is cheap; it is also what Inductor uses, so the graphs Kitsune and Inductor compile
+save the same tensors and their times compare like for like.
+
+Not supported (the graph goes to Inductor, the reason logged): training-mode BatchNorm (batch statistics and
+the in-place update of the running statistics buffers: a mutated buffer), dropout in training mode, and every
+backward op the op table does not have (``convolution_backward``, ``max_pool2d_with_indices_backward``,
+``native_batch_norm_backward``, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import torch
+
+log = logging.getLogger("kitsune.backend")
+
+__all__ = ["compile_training", "partitioner"]
+
+
+def partitioner():
+    """The partitioner of Kitsune's training graphs (see the module docstring for why)."""
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    return min_cut_rematerialization_partition
+
+
+def _boxed(cg) -> Callable:
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    return make_boxed_func(cg)
+
+
+def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) -> Callable:
+    """aot_autograd with Kitsune's forward and backward compilers (raises KitsuneFallback, or any error of
+    aot_autograd: the caller falls back to Inductor)."""
+    import torch._functorch.config as functorch_config
+    from torch._dynamo.backends.common import aot_autograd
+
+    from kitsune.backend import KitsuneFallback, _kitsune_fw
+    from kitsune.frontend.torch_export import decomposition_table
+
+    holder: dict[str, Any] = {"known": {}}
+
+    def fw(fx_gm, fx_inputs):
+        cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="forward")
+        cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
+        # outputs known at compile time go to the backward as static placeholders (same node names: the
+        # partitioner names the backward's saved-tensor placeholders after the forward's nodes)
+        outs = next(n for n in fx_gm.graph.nodes if n.op == "output").args[0]
+        for a, item in zip(torch.utils._pytree.tree_leaves(outs), cg.plan):
+            if item[0] == "static" and isinstance(a, torch.fx.Node):
+                holder["known"][a.name] = item[2]  # (static, tensor, numpy)
+        holder["fw"] = cg
+        return _boxed(cg)
+
+    def bw(fx_gm, fx_inputs):
+        known = {}
+        for n, x in zip((n for n in fx_gm.graph.nodes if n.op == "placeholder"), fx_inputs):
+            v = holder["known"].get(n.name)
+            if v is not None and isinstance(x, torch.Tensor) and tuple(x.shape) == v.shape:
+                known[n.name] = v
+        cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="backward", known=known)
+        cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
+        holder["bw"] = cg
+        return _boxed(cg)
+
+    with functorch_config.patch(force_non_lazy_backward_lowering=True):
+        fn = aot_autograd(fw_compiler=fw, bw_compiler=bw, partition_fn=partitioner(),
+                          decompositions=decomposition_table())(gm, example_inputs)
+    if "fw" not in holder:
+        raise KitsuneFallback("aot_autograd produced no forward graph")
+    if "bw" not in holder:  # aot_autograd found nothing to differentiate: an inference graph after all
+        rec.status, rec.compiled = "kitsune", holder["fw"]
+        return fn
+    rec.status, rec.compiled, rec.backward = "kitsune", holder["fw"], holder["bw"]
+    return fn
