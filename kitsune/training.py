@@ -40,7 +40,7 @@ import torch
 
 log = logging.getLogger("kitsune.backend")
 
-__all__ = ["compile_training", "partitioner"]
+__all__ = ["compile_training", "partitioner", "static_outputs", "known_placeholders"]
 
 
 def partitioner():
@@ -54,6 +54,25 @@ def _boxed(cg) -> Callable:
     from torch._functorch.aot_autograd import make_boxed_func
 
     return make_boxed_func(cg)
+
+
+def static_outputs(fw_gm: torch.fx.GraphModule, plan_items) -> dict:
+    """Output node name -> numpy value of the forward's outputs known at compile time (``("static", array)``
+    items of its output plan). The backward sees them as static placeholders: the partitioner names the
+    backward's saved-tensor placeholders after the forward's nodes."""
+    outs = next(n for n in fw_gm.graph.nodes if n.op == "output").args[0]
+    return {a.name: item[1] for a, item in zip(torch.utils._pytree.tree_leaves(outs), plan_items)
+            if item[0] == "static" and isinstance(a, torch.fx.Node)}
+
+
+def known_placeholders(bw_gm: torch.fx.GraphModule, bw_inputs, known: dict) -> dict:
+    """The backward's placeholders among ``known`` (name -> value), their shapes checked."""
+    out = {}
+    for n, x in zip((n for n in bw_gm.graph.nodes if n.op == "placeholder"), bw_inputs):
+        v = known.get(n.name)
+        if v is not None and isinstance(x, torch.Tensor) and tuple(x.shape) == v.shape:
+            out[n.name] = v
+    return out
 
 
 def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) -> Callable:
@@ -70,22 +89,14 @@ def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) 
     def fw(fx_gm, fx_inputs):
         cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="forward")
         cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
-        # outputs known at compile time go to the backward as static placeholders (same node names: the
-        # partitioner names the backward's saved-tensor placeholders after the forward's nodes)
-        outs = next(n for n in fx_gm.graph.nodes if n.op == "output").args[0]
-        for a, item in zip(torch.utils._pytree.tree_leaves(outs), cg.plan):
-            if item[0] == "static" and isinstance(a, torch.fx.Node):
-                holder["known"][a.name] = item[2]  # (static, tensor, numpy)
+        holder["known"].update(static_outputs(fx_gm, [it[:1] + it[2:] if it[0] == "static" else it
+                                                      for it in cg.plan]))
         holder["fw"] = cg
         return _boxed(cg)
 
     def bw(fx_gm, fx_inputs):
-        known = {}
-        for n, x in zip((n for n in fx_gm.graph.nodes if n.op == "placeholder"), fx_inputs):
-            v = holder["known"].get(n.name)
-            if v is not None and isinstance(x, torch.Tensor) and tuple(x.shape) == v.shape:
-                known[n.name] = v
-        cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="backward", known=known)
+        cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="backward",
+                         known=known_placeholders(fx_gm, fx_inputs, holder["known"]))
         cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
         holder["bw"] = cg
         return _boxed(cg)

@@ -1113,10 +1113,13 @@ def _native_layer_norm_backward(imp, node, g, x, shape, mean, rstd, w, b, mask):
 
 
 def _grad_h(name, **attr_of):
-    def h(imp, node, g, x, *args):
+    """An elementwise backward op (grad, x or y, then its scalar arguments in ATen's order or by name)."""
+
+    def h(imp, node, g, x, *args, **kw):
         rt = imp.out_type()
         e = rt.get_element_type()
-        attrs = {k: f(imp, *args) for k, f in attr_of.items()}
+        attrs = {k: f(imp, kw[k] if k in kw else args[i]) for i, (k, f) in enumerate(attr_of.items())
+                 if k in kw or i < len(args)}
         return imp.emit(name, [imp.cast(imp.t(g), e), imp.cast(imp.t(x), e)], rt, **attrs)
 
     return h
@@ -1124,7 +1127,7 @@ def _grad_h(name, **attr_of):
 
 HANDLERS[aten.threshold_backward.default] = _grad_h(
     "threshold_backward", threshold=lambda imp, t: float(imp.scalar(t)))
-HANDLERS[aten.gelu_backward.default] = _grad_h("gelu_backward", approximate=lambda imp, a="none": a)
+HANDLERS[aten.gelu_backward.default] = _grad_h("gelu_backward", approximate=lambda imp, a: str(a))
 HANDLERS[aten.sigmoid_backward.default] = _grad_h("sigmoid_backward")
 HANDLERS[aten.tanh_backward.default] = _grad_h("tanh_backward")
 HANDLERS[aten.silu_backward.default] = _grad_h("silu_backward")
