@@ -565,7 +565,7 @@ def _child_once(spec: str, modes, args, baseline: dict | None):
                "--rotate-bytes", str(args.rotate_bytes), "--ncu-timeout", str(args.ncu_timeout)]
         if args.scale is not None:
             cmd += ["--scale", repr(args.scale)]
-        for flag in ("debug", "report", "traceback", "dry_run", "backend", "ncu"):
+        for flag in ("debug", "report", "traceback", "dry_run", "backend", "ncu", "train"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
         if not args.recheck:
@@ -666,7 +666,7 @@ def _f(v, fmt: str) -> str:
 def table(records: list[dict]) -> str:
     cols = ["workload", "mode", "correct", "rel err", "kitsune", "eager", "eager+g", "inductor", "ind+g",
             "ind+g/ks", "floor", "of floor"]
-    rows = [[r["workload"], r["mode"], "yes" if r.get("correct") else "NO", _f(r.get("rel_err"), ".1e"),
+    rows = [[r["workload"], r["mode"] + (" train" if r.get("train") else ""), "yes" if r.get("correct") else "NO", _f(r.get("rel_err"), ".1e"),
              _f(r.get("kitsune_ms"), ".4f"), _f(r.get("eager_ms"), ".4f"), _f(r.get("eager_graph_ms"), ".4f"),
              _f(r.get("inductor_ms"), ".4f"), _f(r.get("inductor_graph_ms"), ".4f"), _f(r.get("speedup"), ".2f"),
              _f(r.get("floor_ms"), ".4f"),
@@ -682,7 +682,11 @@ def table(records: list[dict]) -> str:
         if r.get("dram_bytes") is not None or r.get("inductor_dram_bytes") is not None:
             out.append(f"  {r['workload']} {r['mode']}: DRAM MB kitsune {_f((r.get('dram_bytes') or 0) / 1e6, '.1f')}"
                        f", inductor {_f((r.get('inductor_dram_bytes') or 0) / 1e6, '.1f')}")
-        if r.get("backend_graphs") is not None:
+        if r.get("train") and r.get("backend_graphs") is not None:
+            out.append(f"  {r['workload']} {r['mode']} train: graphs {r['backend_graphs']}, backward compiled by "
+                       f"Kitsune: {'yes' if r.get('kitsune_backward') else 'no'}, worst gradient "
+                       f"{r.get('worst_param') or '-'}")
+        elif r.get("backend_graphs") is not None:
             out.append(f"  {r['workload']} {r['mode']}: torch.compile(backend='kitsune') graphs "
                        f"{r['backend_graphs']} rel err {_f(r.get('backend_rel_err'), '.1e')} "
                        f"{_f(r.get('backend_ms'), '.4f')} ms")
@@ -836,6 +840,15 @@ def timeline(spec: str, args) -> int:
 # ------------------------------------------------------------------ main
 
 
+def _runner(args) -> Callable:
+    """The per-workload run: inference (run_workload) or a training step (kitsune.bench.train)."""
+    if args.train:
+        from kitsune.bench.train import run_training
+
+        return run_training
+    return run_workload
+
+
 def main(argv: list[str] | None = None) -> int:
     from kitsune.bench import __doc__ as doc
 
@@ -863,6 +876,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-isolate", action="store_true", help="run every workload in this process")
     ap.add_argument("--traceback", action="store_true")
     ap.add_argument("--dry-run", action="store_true", help="CPU: Triton interpreter, small scale, fp32, no timing")
+    ap.add_argument("--train", action="store_true", help="time a training step (forward, loss, backward) through "
+                                                          "torch.compile(backend='kitsune'); kitsune/bench/train.py")
     ap.add_argument("--sanitize", metavar="W", help="run W's program once, no timing (for compute-sanitizer)")
     ap.add_argument("--iters", type=int, default=1, help="--sanitize: runs of the program")
     ap.add_argument("--timeline", metavar="W", help="profile mode: W's report pictures (SM timeline) under --out, "
@@ -906,8 +921,8 @@ def main(argv: list[str] | None = None) -> int:
             with open(args._out, "a") as fh:
                 fh.write(json.dumps(_json_safe(rec)) + "\n")
 
-        run_workload(args._child, modes, args, emit, mark=emit,
-                     baseline=json.loads(args._baseline) if args._baseline else None)
+        run = _runner(args)
+        run(args._child, modes, args, emit, mark=emit, baseline=json.loads(args._baseline) if args._baseline else None)
         return 0
 
     from kitsune.models import WORKLOADS
@@ -930,7 +945,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_isolate:
             got: list[dict] = []
             try:
-                run_workload(n, modes, args, got.append)
+                _runner(args)(n, modes, args, got.append)
             except KeyboardInterrupt:
                 args._interrupted = True
             except Exception as e:  # noqa: BLE001

@@ -1,0 +1,207 @@
+"""``python -m kitsune.bench --train``: a training step per workload, Kitsune's backend next to its peers.
+
+A training step is the forward, a scalar loss (the mean squared error of every output, in fp32, against a
+fixed target drawn once per workload) and the backward, with the parameters' gradients reset to None before
+it (``zero_grad(set_to_none=True)``); no optimizer. The model is put in training mode.
+
+Per workload, on the same inputs:
+
+* correctness first: every parameter's gradient of one step on fresh inputs against eager's (the same dtype:
+  bf16 on the GPU, ``||g - g_eager|| / ||g_eager|| < 2e-2`` each; fp32 under ``--dry-run``), for Kitsune and
+  for Inductor; a wrong peer or a wrong Kitsune gets no time;
+* peers: eager, Inductor (``torch.compile(model)``) and Inductor + CUDA graph (``torch.compile(model,
+  mode="reduce-overhead")``: CUDA-graph trees over the forward and the backward); eager + CUDA graph is not
+  measured (capturing autograd's backward needs static gradient buffers, which the step resets);
+* Kitsune: ``torch.compile(model, backend="kitsune", options={"mode": M, "cuda_graph": True})`` (each of
+  aot_autograd's two graphs replayed as a CUDA graph of its launch plan), per ``--modes``; the record says
+  what the backend did (``backend_graphs``: 'kitsune' or the fallback, ``kitsune_backward``: the backward
+  graph was compiled by Kitsune);
+* time: median ms of ``triton.testing.do_bench`` over whole steps.
+
+Records carry ``train: true`` (``python -m kitsune.bench.table`` leaves them out of the inference table).
+``--dry-run``: CPU, Triton's interpreter, fp32, small scale, the gradient check only.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from kitsune.bench.harness import TOL, first_line, flatten, get_source, log, versions
+
+
+def _loss(out, targets):
+    return sum((o.float() - t).square().mean() for o, t in zip(flatten(out), targets))
+
+
+def make_step(fn, model, inputs, targets):
+    """One training step of ``fn`` (the model, or a compiled model) on ``inputs``."""
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def step():
+        for p in params:
+            p.grad = None
+        _loss(fn(*inputs), targets).backward()
+
+    return step
+
+
+def grads(fn, model, inputs, targets) -> dict:
+    make_step(fn, model, inputs, targets)()
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def grad_errors(got: dict, want: dict) -> dict[str, float]:
+    """Per parameter ``||g - g_ref|| / ||g_ref||`` in fp32; NaN when a gradient is missing or not finite."""
+    import torch
+
+    out = {}
+    for n, w in want.items():
+        g = got.get(n)
+        if g is None or tuple(g.shape) != tuple(w.shape) or not torch.isfinite(g.float()).all():
+            out[n] = float("nan")
+            continue
+        den = torch.linalg.vector_norm(w.float()).item()
+        num = torch.linalg.vector_norm(g.float() - w.float()).item()
+        out[n] = num / den if den > 0 else num
+    return out
+
+
+def _worst(errs: dict[str, float]) -> tuple[float, str]:
+    if not errs:
+        return float("nan"), ""
+    n = max(errs, key=lambda k: math.inf if math.isnan(errs[k]) else errs[k])
+    return errs[n], n
+
+
+def _ok(errs: dict[str, float]) -> bool:
+    return bool(errs) and all(not math.isnan(v) and v < TOL for v in errs.values())
+
+
+def run_training(spec: str, modes, args, emit, mark=None, baseline: dict | None = None) -> None:
+    """Peers once, then each Kitsune mode; ``emit(record)`` once per mode (also on failure)."""
+    import torch
+    import torch._dynamo
+
+    import kitsune.backend as kb
+    from kitsune.bench.harness import bench_ms
+
+    mark = mark or (lambda _m: None)
+    dry = args.dry_run
+    dev = "cpu" if dry else "cuda"
+    dt = torch.float32 if dry else getattr(torch, args.dtype)
+    scale = args.scale if args.scale is not None else (0.05 if dry else 1.0)
+    base: dict[str, Any] = {"workload": spec, "train": True, "scale": scale, "dtype": str(dt).replace("torch.", ""),
+                            **versions(), "eager_ms": None, "eager_graph_ms": None, "inductor_ms": None,
+                            "inductor_graph_ms": None}
+    try:
+        src = get_source(spec)
+        base["workload"] = src.name
+        model, inputs = src.build(scale, dt, dev, args.seed)
+        model.train()
+        gen = torch.Generator(device="cpu").manual_seed(args.seed + 7)
+        with torch.no_grad():
+            targets = [torch.randn(o.shape, generator=gen).to(dev) for o in flatten(model(*inputs))]
+        check = src.fresh(inputs, scale, dt, dev, args.seed + 1000)
+        want = grads(model, model, check, targets)
+    except Exception as e:  # noqa: BLE001
+        for m in modes:
+            emit({**base, "mode": m, "correct": False, "stage": "build", "error": first_line(e)})
+        return
+    preset = args.gpu or _preset()
+    base["gpu_preset"] = preset
+    peers = [p for p in args.peers.split(",") if p] if not dry else []
+
+    if baseline is not None:
+        base.update(baseline)
+    else:
+        pb: dict[str, Any] = {}
+        if "eager" in peers:
+            try:
+                pb["eager_ms"] = bench_ms(make_step(model, model, inputs, targets))
+            except Exception as e:  # noqa: BLE001
+                pb["eager_error"] = first_line(e)
+        for peer, kw in (("inductor", {}), ("inductor_graph", {"mode": "reduce-overhead"})):
+            if peer not in peers:
+                continue
+            torch._dynamo.reset()
+            try:
+                t1 = time.perf_counter()
+                cm = torch.compile(model, **kw)
+                errs = grad_errors(grads(cm, model, check, targets), want)
+                pb[f"{peer}_compile_s"] = round(time.perf_counter() - t1, 1)
+                pb[f"{peer}_rel_err"], _ = _worst(errs)
+                if _ok(errs):
+                    pb[f"{peer}_ms"] = bench_ms(make_step(cm, model, inputs, targets))
+                else:
+                    pb[f"{peer}_error"] = f"gradient rel err {pb[f'{peer}_rel_err']:.3e}: not timed"
+            except Exception as e:  # noqa: BLE001
+                pb[f"{peer}_error"] = first_line(e)
+                log(f"{src.name}: {peer} failed: {first_line(e)}")
+            torch._dynamo.reset()
+        log(f"{src.name} (train): peers " + ", ".join(f"{k} {v:.4f}" for k, v in pb.items()
+                                                      if k.endswith("_ms") and v is not None))
+        base.update(pb)
+        mark({"_baseline": pb})
+
+    for m in modes:
+        mark({"_start": m})
+        rec: dict[str, Any] = {**base, "mode": m, "correct": False, "kitsune_ms": None}
+        stage = "compile"
+        torch._dynamo.reset()
+        n0 = len(kb.records())
+        try:
+            t1 = time.perf_counter()
+            c = torch.compile(model, backend="kitsune", options={"mode": m, "gpu": preset, "cuda_graph": not dry})
+            errs = grad_errors(grads(c, model, check, targets), want)
+            rec["compile_s"] = round(time.perf_counter() - t1, 2)
+            recs = kb.records()[n0:]
+            rec["backend_graphs"] = [r.status for r in recs]
+            rec["kitsune_backward"] = bool(recs) and all(r.status == "kitsune" and r.backward is not None
+                                                          for r in recs)
+            rec["rel_err"], rec["worst_param"] = _worst(errs)
+            rec["correct"] = _ok(errs)
+            stage = "check"
+            if not rec["kitsune_backward"]:  # Inductor's (or eager's) time would be recorded as Kitsune's
+                why = "; ".join(r.reason.splitlines()[0] for r in recs if r.reason) or "no graph compiled"
+                rec["correct"] = False
+                rec["error"] = f"not compiled by Kitsune (forward and backward): {why}"
+            elif not rec["correct"]:
+                rec["error"] = (f"gradient of {rec['worst_param']}: rel err {rec['rel_err']:.3e} >= {TOL}: "
+                                "wrong, not timed")
+            elif not dry:
+                stage = "time"
+                rec["kitsune_ms"] = bench_ms(make_step(c, model, inputs, targets))
+                stage = "recheck"
+                errs = grad_errors(grads(c, model, check, targets), want)
+                rec["rel_err"], rec["worst_param"] = _worst(errs)
+                if not _ok(errs):
+                    rec["correct"], rec["kitsune_ms"] = False, None
+                    rec["error"] = f"gradient rel err {rec['rel_err']:.3e} after timing"
+            if rec["kitsune_ms"] and rec.get("inductor_graph_ms"):
+                rec["speedup"] = rec["inductor_graph_ms"] / rec["kitsune_ms"]
+            if rec["kitsune_ms"] and rec.get("inductor_ms"):
+                rec["speedup_inductor"] = rec["inductor_ms"] / rec["kitsune_ms"]
+            stage = None
+            log(f"{src.name} {m} (train): gradient rel err {rec['rel_err']:.2e} ({rec['worst_param']}), graphs "
+                f"{rec['backend_graphs']}, kitsune "
+                f"{'-' if rec['kitsune_ms'] is None else format(rec['kitsune_ms'], '.4f')} ms")
+        except Exception as e:  # noqa: BLE001
+            rec["error"] = first_line(e)
+            log(f"{src.name} {m} (train): failed at {stage}: {first_line(e)}")
+        rec["stage"] = stage
+        torch._dynamo.reset()
+        if not dry:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        emit(rec)
+
+
+def _preset() -> str:
+    from kitsune.bench.harness import gpu_preset
+
+    return gpu_preset()
+
+
+__all__ = ["run_training", "make_step", "grads", "grad_errors"]
