@@ -14,12 +14,14 @@ What happens to each graph Dynamo hands over:
    minus the ops the graph dialect keeps whole: the torch.export importer's ``decomposition_table``);
 2. ``kitsune.frontend.torch_export.import_graph`` -- the torch.export importer's op mapping, the same
    code -- turns it into graph-dialect IR, shapes and dtypes from the nodes' fake tensors; the
-   parameters (aot_autograd's static inputs) become weights, uploaded once on the first call;
+   parameters (aot_autograd's static inputs) become weights, uploaded once on the first call (inference
+   graphs: a graph whose inputs require grad, with grad mode on, is a training graph, compiled forward and
+   backward by ``kitsune.training`` with the parameters as per-call inputs);
 3. ``kitsune.compile``'s lowering (``kitsune-pipeline``, Triton codegen) and its in-process cache
    (keyed by the imported graph's text: shapes, dtypes, mode, gpu) make the program.
 
-Fallback: a graph Kitsune cannot compile (an unsupported op, a lowering or codegen error, a training
-graph) is compiled by Inductor instead -- that graph only -- with a logged warning (logger
+Fallback: a graph Kitsune cannot compile (an unsupported op, a lowering or codegen error, in its forward
+or its backward) is compiled by Inductor instead -- that graph only -- with a logged warning (logger
 ``kitsune.backend``) naming the reason and, for unsupported ops, the op and its source line.
 A program that compiles but fails on its first call (loading, the Triton compile for the device, the first
 launch) runs that graph's ATen ops eagerly from then on, with a warning: Inductor cannot compile the graph
