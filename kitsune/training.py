@@ -25,10 +25,11 @@ training, which is where Kitsune's fusion pays. It never recomputes a matmul or 
 so the recomputation is cheap; it is also what Inductor uses, so the graphs Kitsune and Inductor compile
 save the same tensors and their times compare like for like.
 
-Not supported (the graph goes to Inductor, the reason logged): training-mode BatchNorm (batch statistics and
-the in-place update of the running statistics buffers: a mutated buffer), dropout in training mode, and every
-backward op the op table does not have (``convolution_backward``, ``max_pool2d_with_indices_backward``,
-``native_batch_norm_backward``, ...).
+Training-mode BatchNorm works: aot_autograd functionalises the update of its running-statistics buffers
+(the forward returns their new values, its runtime wrapper copies them into the buffers). Not supported
+(the graph goes to Inductor, the reason logged): dropout in training mode, grouped and transposed
+convolutions' gradients, and every backward op the op table does not have (``max_pool2d_with_indices_backward``,
+``avg_pool2d_backward``, ...).
 """
 
 from __future__ import annotations

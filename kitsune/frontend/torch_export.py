@@ -1156,11 +1156,11 @@ if hasattr(aten, "rms_norm"):
                         eps=float(eps))
 
 
-def _bn(imp, x, w, b, mean, var, eps, rt):
+def _bn(imp, x, w, b, mean, var, eps, rt, stats=None):
     if w is None and b is not None:
         raise _Skip("batch_norm with a bias but no weight")
-    return imp.emit("batch_norm", [imp.t(x), imp.t(mean), imp.t(var), *_opt(imp, w), *_opt(imp, b)], rt,
-                    eps=float(eps))
+    mv, vv = stats if stats is not None else (imp.t(mean), imp.t(var))
+    return imp.emit("batch_norm", [imp.t(x), mv, vv, *_opt(imp, w), *_opt(imp, b)], rt, eps=float(eps))
 
 
 @_h(aten._native_batch_norm_legit_no_training.default)
@@ -1175,9 +1175,47 @@ def _batch_norm(imp, node, x, w, b, mean, var, training, momentum, eps, cudnn=Fa
     return _bn(imp, x, w, b, mean, var, eps, imp.out_type())
 
 
-@_h(aten._native_batch_norm_legit.default, aten._native_batch_norm_legit_functional.default)
-def _bn_training(imp, node, *args):
-    raise _Skip("training-mode batch norm (batch statistics) is not supported: call model.eval() before compiling")
+@_h(aten._native_batch_norm_legit.default)
+def _bn_training_inplace(imp, node, *args):
+    raise _Skip("training-mode batch norm updating its running statistics in place is not supported: call "
+                "model.eval() before compiling (torch.compile's training graphs use the functional form)")
+
+
+@_h(aten._native_batch_norm_legit_functional.default)
+def _bn_training(imp, node, x, w, b, running_mean, running_var, training, momentum, eps):
+    """Training-mode batch norm, functional (aot_autograd's training graphs): the batch statistics over every
+    dim but the channel (dim 1), the norm with them (graph.batch_norm), the saved mean and 1/std, and the
+    running statistics' new values (momentum; the unbiased variance), which aot_autograd copies into the
+    buffers."""
+    if not training:
+        raise _Skip("functional batch norm outside training mode is not supported")
+    xv = imp.t(x)
+    shp = _shape(xv)
+    if len(shp) < 2 or any(d < 0 for d in shp):
+        raise _Skip("batch norm needs a static [N, C, ...] input")
+    outs = node.meta["val"]
+    st = tensor_type(outs[1])  # the statistics' type (fp32 for a low-precision input on CUDA)
+    e = st.get_element_type()
+    dims = [0] + list(range(2, len(shp)))
+    n = _static_numel([shp[d] for d in dims])
+    keep = [1, shp[1]] + [1] * (len(shp) - 2)
+    xs = imp.cast(xv, e)
+    mean = imp.emit("mean", [xs], dims=dims, keepdim=False)
+    d = imp.emit("sub", [xs, imp.reshape(mean, keep)])
+    var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=dims, keepdim=False)
+    y = _bn(imp, x, w, b, x, x, eps, tensor_type(outs[0]), stats=(imp.cast(mean, xv.type.get_element_type()),
+                                                                 imp.cast(var, xv.type.get_element_type())))
+    rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), e)])])
+    m = float(momentum)
+
+    def update(run, new):
+        rv = imp.cast(imp.t(run), e)
+        return imp.emit("add", [imp.emit("mul", [rv, imp.const(1.0 - m, e)]), imp.emit("mul", [new, imp.const(m, e)])])
+
+    unbiased = imp.emit("mul", [var, imp.const(n / max(n - 1, 1), e)])
+    new_rm = imp.cast(update(running_mean, mean), tensor_type(outs[3]).get_element_type())
+    new_rv = imp.cast(update(running_var, unbiased), tensor_type(outs[4]).get_element_type())
+    return (y, imp.reshape(mean, st.get_shape()), imp.reshape(rstd, tensor_type(outs[2]).get_shape()), new_rm, new_rv)
 
 
 # ---- contractions
@@ -1253,6 +1291,85 @@ def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, outp
         raise _Skip(f"only 1-D and 2-D convolution are supported (input rank {len(_shape(imp.t(x)))})")
     return imp.emit("conv2d", [imp.t(x), imp.t(w), *_opt(imp, b)], imp.out_type(), stride=list(stride),
                     padding=list(padding), dilation=list(dilation), groups=int(groups))
+
+
+@_h(aten.convolution_backward.default)
+def _convolution_backward(imp, node, g, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding,
+                          groups, mask):
+    """The gradients of a (1-D or 2-D, ungrouped) convolution as convolutions of the op table, none new:
+
+    * bias: ``sum(g, [0, 2, 3])``;
+    * weight: ``dW[f, c, kh, kw] = sum_{n, oh, ow} g[n, f, oh, ow] x[n, c, oh s + kh d - p, ...]`` is the
+      convolution of x^T [C, N, H, W] with g^T [F, N, OH, OW] as its weight, stride and dilation swapped,
+      cropped to the kernel and transposed back;
+    * input: ``dX = conv2d(g with s - 1 zeros between its rows and columns, W flipped and transposed, dilation
+      d)``, the zero-inserted gradient placed in zeros (slice_scatter with step s) with d (k - 1) - p rows
+      and columns around it (negative: cropped), so that the output is x's size.
+    """
+    if transposed:
+        raise _Skip("the gradient of a transposed convolution is not supported")
+    if int(groups) != 1:
+        raise _Skip("the gradient of a grouped convolution is not supported")
+    gv, xv, wv = imp.t(g), imp.t(x), imp.t(w)
+    outs = node.meta["val"]
+    one_d = len(_shape(xv)) == 3
+    if one_d:  # a 2-D convolution of height 1
+        gv, xv, wv = (imp.reshape(v, [_shape(v)[0], _shape(v)[1], 1, _shape(v)[2]]) for v in (gv, xv, wv))
+        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+    if len(_shape(xv)) != 4 or any(n < 0 for v in (gv, xv, wv) for n in _shape(v)):
+        raise _Skip("only the gradients of static 1-D and 2-D convolutions are supported")
+    s, p, d = [int(v) for v in _pair(stride)], [int(v) for v in _pair(padding)], [int(v) for v in _pair(dilation)]
+    N, C, H, W = _shape(xv)
+    F, _, KH, KW = _shape(wv)
+    OH, OW = _shape(gv)[2:]
+    e = xv.type.get_element_type()
+    gv = imp.cast(gv, e)
+    dx = dw = db = None
+    if mask[2]:
+        db = imp.cast(imp.emit("sum", [gv], dims=[0, 2, 3]), tensor_type(outs[2]).get_element_type())
+    if mask[1]:
+        xt = imp.emit("permute", [xv], perm=[1, 0, 2, 3])
+        gt = imp.emit("permute", [gv], perm=[1, 0, 2, 3])
+        cw = imp.emit("conv2d", [xt, gt], stride=d, padding=p, dilation=s, groups=1)  # [C, F, >= KH, >= KW]
+        if _shape(cw)[2] != KH:
+            cw = imp.emit("slice", [cw], dim=2, start=0, end=KH)
+        if _shape(cw)[3] != KW:
+            cw = imp.emit("slice", [cw], dim=3, start=0, end=KW)
+        dw = imp.emit("permute", [cw], perm=[1, 0, 2, 3])
+        if one_d:
+            dw = imp.reshape(dw, [F, C, KW])
+    if mask[0]:
+        wf = wv
+        for dim, k in ((2, KH), (3, KW)):
+            if k > 1:
+                rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
+                wf = imp.emit("index_select", [wf, rev], dim=dim)
+        wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C, F, KH, KW], flipped
+        lead = [d[0] * (KH - 1) - p[0], d[1] * (KW - 1) - p[1]]
+        if s == [1, 1] and min(lead) >= 0:
+            gd = gv
+            pad = lead
+        else:  # zero-inserted and padded: gradient row oh at lead + oh s, the total making x's size
+            tot = [H + d[0] * (KH - 1), W + d[1] * (KW - 1)]
+            gd = gv
+            for k, dim in enumerate((2, 3)):
+                n = _shape(gd)[dim]
+                first = max(0, -(-(-lead[k]) // s[k])) if lead[k] < 0 else 0
+                last = min(n, (tot[k] - 1 - lead[k]) // s[k] + 1)
+                if first > 0 or last < n:
+                    gd = imp.emit("slice", [gd], dim=dim, start=first, end=last)
+                zshape = list(_shape(gd))
+                zshape[dim] = tot[k]
+                zero = imp.const(0.0, e, zshape)
+                start = lead[k] + first * s[k]
+                gd = imp.emit("slice_scatter", [zero, gd], dim=dim, start=start, end=start + (last - first - 1) * s[k] + 1,
+                              step=s[k])
+            pad = [0, 0]
+        dx = imp.emit("conv2d", [gd, wt], TensorType(e, [N, C, H, W]), stride=[1, 1], padding=pad, dilation=d,
+                      groups=1)
+        if one_d:
+            dx = imp.reshape(dx, [N, C, W])
+    return (dx, dw, db)
 
 
 @_h(aten.conv2d.default)

@@ -28,7 +28,18 @@ after the import):
   scatter-accumulate ``Y[I[j], e] += S[j, e]`` that the scatter template pushes from its source rows);
   the bag's gradient row ``G[b]`` is the source, expanded over the bag's indices (a prologue);
 * ``mm`` / ``permute`` / ``sum`` of the linear layers' gradients and ``index_put(accumulate)`` of
-  index_select's gradient: matmul, permute, sum and index_add.
+  index_select's gradient: matmul, permute, sum and index_add;
+* ``convolution_backward`` (ungrouped, 1-D / 2-D): convolutions -- the weight gradient is the convolution of
+  the input, channels and batch swapped, with the output gradient as its weight (stride and dilation
+  swapped); the input gradient is the convolution of the zero-inserted, padded output gradient
+  (``slice_scatter`` with a step into zeros) with the flipped, transposed weight (``index_select`` with a
+  reversed index, ``permute``). A comprehension of its own would need division in an index (``h = oh s + kh
+  d - p`` solved for ``oh``), which the notation does not have; the convolution template serves these as
+  it serves the forward;
+* ``native_batch_norm_backward``: core ATen's decomposition (channel sums and pointwise ops, all in the
+  table) is exact and is what the importer receives; training-mode batch norm's forward
+  (``_native_batch_norm_legit_functional``) is ``batch_norm`` with the batch statistics (``mean``
+  reductions) and the running statistics' new values.
 """
 
 from __future__ import annotations

@@ -251,13 +251,62 @@ def test_training_graph_backward_compiled_by_kitsune():
     assert "training: forward and backward" in str(rec)
 
 
-def test_training_batch_norm_is_refused_with_reason():
-    """Training-mode BatchNorm (batch statistics, running statistics updated in place) is not supported: the
-    graph falls back to Inductor (with fallback=False: raises), the reason naming batch norm."""
-    m = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.BatchNorm1d(4))
+class _ConvNet(torch.nn.Module):
+    def __init__(self, s, p, d, k):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 4, k, stride=s, padding=p, dilation=d, bias=False)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.c2 = torch.nn.Conv2d(4, 5, 2, dilation=2)
+        self.c3 = torch.nn.Conv1d(3, 2, 3, stride=2, padding=1)
+
+    def forward(self, x, y):
+        return self.c2(torch.relu(self.bn(self.c1(x)))), self.c3(y)
+
+
+CONV_CFGS = [(1, 1, 1, 3), (2, 1, 1, 3), (2, 0, 2, 3), (3, 2, 1, 2), (2, 4, 1, 3)]  # stride, padding, dilation, k
+
+
+@pytest.mark.parametrize("cfg", CONV_CFGS, ids=[str(c) for c in CONV_CFGS])
+def test_convolution_and_batch_norm_gradients_interpreter(cfg):
+    """convolution_backward as convolutions, training-mode BatchNorm (batch statistics, running statistics):
+    the imported forward and backward graphs against aot_autograd's FX graphs on the same arguments."""
+    torch.manual_seed(0)
+    m = _ConvNet(*cfg)
+    graphs = _import_train(m, torch.randn(2, 3, 11, 10), torch.randn(2, 3, 9))
+    for tag in ("fw", "bw"):
+        _check_plan(*graphs[tag])
+    assert "graph.conv2d" in _ops(graphs["bw"][0]) and "graph.batch_norm" in _ops(graphs["fw"][0])
+
+
+def test_conv_batch_norm_training_through_the_backend():
+    torch.manual_seed(0)
+    m = _ConvNet(2, 1, 1, 3)
+    x, y = torch.randn(2, 3, 11, 10), torch.randn(2, 3, 9)
+    c = torch.compile(m, backend="kitsune", options={"fallback": False, "mode": "bulk-sync"})
+    n0 = len(kb.records())
+    stats0 = m.bn.running_mean.clone(), m.bn.running_var.clone()
+    got = _grads(m, (x, y), c)
+    stats = m.bn.running_mean.clone(), m.bn.running_var.clone(), int(m.bn.num_batches_tracked)
+    m.bn.running_mean.copy_(stats0[0])
+    m.bn.running_var.copy_(stats0[1])
+    m.bn.num_batches_tracked.zero_()
+    want = _grads(m, (x, y))
+    for n in want:
+        assert rel(got[n], want[n]) < 1e-4, n
+    # the running statistics were updated as eager updates them
+    assert rel(stats[0], m.bn.running_mean) < 1e-5 and rel(stats[1], m.bn.running_var) < 1e-5
+    assert stats[2] == int(m.bn.num_batches_tracked) == 1
+    rec = kb.records()[n0]
+    assert rec.status == "kitsune" and rec.backward is not None
+
+
+def test_unsupported_backward_is_refused_with_reason():
+    """A backward op the op table does not have (max pooling's) sends the training graph to Inductor (with
+    fallback=False: raises), naming the op."""
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.MaxPool2d(2))
     c = torch.compile(m, backend="kitsune", options={"fallback": False})
-    with pytest.raises(Exception, match="batch norm"):
-        _loss(c(torch.randn(6, 5))).backward()
+    with pytest.raises(Exception, match="max_pool2d_with_indices"):
+        _loss(c(torch.randn(2, 3, 8, 8))).backward()
 
 
 def test_inference_under_no_grad_is_unchanged():
