@@ -561,7 +561,7 @@ def _child_once(spec: str, modes, args, baseline: dict | None):
     with tempfile.TemporaryDirectory(prefix="kitsune_bench_") as tmp:
         out = os.path.join(tmp, "records.jsonl")
         cmd = [sys.executable, "-m", "kitsune.bench", "--_child", spec, "--_out", out, "--modes", ",".join(modes),
-               "--seed", str(args.seed), "--peers", args.peers, "--dtype", args.dtype, "--rotate", str(args.rotate),
+               "--seed", str(args.seed), "--peers", args.peers, "--rotate", str(args.rotate),
                "--rotate-bytes", str(args.rotate_bytes), "--ncu-timeout", str(args.ncu_timeout)]
         if args.scale is not None:
             cmd += ["--scale", repr(args.scale)]
@@ -572,6 +572,10 @@ def _child_once(spec: str, modes, args, baseline: dict | None):
             cmd.append("--no-recheck")
         if args.gpu:
             cmd += ["--gpu", args.gpu]
+        if args.dtype_explicit:
+            cmd += ["--dtype", args.dtype]
+        if args.train:
+            cmd += ["--train-check", args.train_check]
         if baseline is not None:
             cmd += ["--_baseline", json.dumps(baseline)]
         env = dict(os.environ)
@@ -864,7 +868,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="append the records to this JSON list")
     ap.add_argument("--plot", help="write a PNG of the ratios (of --json's records when given, else this run's)")
     ap.add_argument("--scale", type=float, default=None, help="workload scale (default 1.0; 0.05 with --dry-run)")
-    ap.add_argument("--dtype", default="bfloat16", help="GPU dtype (default bfloat16)")
+    ap.add_argument("--dtype", default=None, help="GPU dtype (default bfloat16); with --dry-run --train: the CPU "
+                                                  "run's dtype (default float32)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gpu", help="Kitsune GPU preset (default: h200 on an H200, else h100)")
     ap.add_argument("--rotate", type=int, default=4, help="input sets to rotate over when they fit in L2 (default 4)")
@@ -878,6 +883,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="CPU: Triton interpreter, small scale, fp32, no timing")
     ap.add_argument("--train", action="store_true", help="time a training step (forward, loss, backward) through "
                                                           "torch.compile(backend='kitsune'); kitsune/bench/train.py")
+    ap.add_argument("--train-check", choices=("eager", "fp32"), default="eager",
+                    help="--train's gradient gate: against eager in the same dtype (< 2e-2), or against the fp32 "
+                         "model within max(2e-2, 2 x eager's own error)")
     ap.add_argument("--sanitize", metavar="W", help="run W's program once, no timing (for compute-sanitizer)")
     ap.add_argument("--iters", type=int, default=1, help="--sanitize: runs of the program")
     ap.add_argument("--timeline", metavar="W", help="profile mode: W's report pictures (SM timeline) under --out, "
@@ -889,6 +897,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--_ncu", help=argparse.SUPPRESS)
     ap.add_argument("--_ncu-target", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.dtype_explicit = args.dtype is not None
+    args.dtype = args.dtype or "bfloat16"
     if args.no_inductor:
         args.peers = ",".join(p for p in args.peers.split(",") if not p.startswith("inductor"))
     args._interrupted = False
