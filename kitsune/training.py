@@ -34,12 +34,9 @@ convolutions' gradients, and every backward op the op table does not have (``max
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable
 
 import torch
-
-log = logging.getLogger("kitsune.backend")
 
 __all__ = ["compile_training", "partitioner", "static_outputs", "known_placeholders"]
 

@@ -3,7 +3,8 @@
 * every backward op of the op table (``kitsune/semantics/grad_ops.py``) against torch autograd on random
   shapes, through the reference interpreter and through the generated Triton (``TRITON_INTERPRET=1``);
 * the importer's mappings onto existing ops (embedding / embedding-bag gradients -> index_add, layer_norm's
-  weight / bias gradients -> column sums, index_select's -> index_add along a dim);
+  weight / bias gradients -> column sums, index_select's -> index_add along a dim, convolution_backward ->
+  convolutions, training BatchNorm -> batch statistics): imported graphs against aot_autograd's FX graphs;
 * the four training workloads at small scale, one step through ``torch.compile(backend="kitsune")``: every
   parameter's gradient against eager (fp32, rel. err < 1e-4), and both graphs compiled by Kitsune.
 """
