@@ -182,6 +182,39 @@ def test_layer_norm_and_index_select_gradients():
     assert "graph.index_add" in _ops(graphs["bw"][0])
 
 
+def _saved_bytes(model, inputs, part) -> int:
+    """Bytes of the tensors aot_autograd's forward saves for the backward (graph inputs not counted)."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    from kitsune.frontend.torch_export import decomposition_table
+
+    got = {}
+
+    def fw(gm, ins):
+        ph = {n for n in gm.graph.nodes if n.op == "placeholder"}
+        outs = [a for a in next(n for n in gm.graph.nodes if n.op == "output").args[0] if a is not None]
+        got["outs"] = [0 if a in ph else a.meta["val"].numel() * a.meta["val"].element_size() for a in outs]
+        return gm.forward
+
+    torch._dynamo.reset()
+    out = torch.compile(model, backend=aot_autograd(fw_compiler=fw, bw_compiler=lambda gm, ins: gm.forward,
+                                                    partition_fn=part, decompositions=decomposition_table()))(*inputs)
+    n_user = len(out) if isinstance(out, tuple) else 1
+    _loss(out).backward()
+    return sum(got["outs"][n_user:])
+
+
+@pytest.mark.parametrize("workload", ["nerf_65k", "mlp_gpt3_T256"])
+def test_min_cut_saves_less_than_default(workload):
+    """The partitioner's reason (kitsune/training.py): fewer bytes saved than the default partitioner's."""
+    from torch._functorch.partitioners import default_partition
+
+    from kitsune.training import partitioner
+
+    model, inputs = get_workload(workload).build(scale=0.05, seed=0)
+    assert _saved_bytes(model, inputs, partitioner()) < 0.8 * _saved_bytes(model, inputs, default_partition)
+
+
 # ------------------------------------------------------------------ the backend: training graphs
 
 TRAIN = ["nerf_65k", "mlp_gpt3_T256", "dlrm_b2048", "mgn_10k"]
