@@ -343,6 +343,27 @@ def test_unsupported_backward_is_refused_with_reason():
         _loss(c(torch.randn(2, 3, 8, 8))).backward()
 
 
+def test_input_gradients_and_changing_batch_sizes():
+    """An input that requires grad gets its gradient from Kitsune's backward; a new batch size recompiles (Dynamo's
+    symbolic shapes: specialised per shape, forward and backward)."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4), torch.nn.Softmax(-1))
+    c = torch.compile(m, backend="kitsune", options={"fallback": False})
+    n0 = len(kb.records())
+    for n in (4, 6, 9):
+        x = torch.randn(n, 16, requires_grad=True)
+        got = _grads(m, (x,), c)
+        gx = x.grad.clone()
+        x.grad = None
+        want = _grads(m, (x,))
+        assert rel(gx, x.grad) < 1e-4
+        assert all(rel(got[k], want[k]) < 1e-4 for k in want)
+    recs = kb.records()[n0:]
+    trained = [r for r in recs if r.status == "kitsune"]
+    assert len(trained) == 3 and all(r.backward is not None for r in trained), [str(r) for r in recs]
+    assert "tanh_backward" in trained[0].backward.lowered and "softmax_backward" in trained[0].backward.lowered
+
+
 def test_inference_under_no_grad_is_unchanged():
     model, inputs = get_workload("nerf_65k").build(scale=0.05, seed=0)
     c = torch.compile(model, backend="kitsune")
