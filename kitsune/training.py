@@ -32,9 +32,10 @@ layout) ops in the backward (``test_training.py::test_min_cut_saves_less_than_de
 
 Training-mode BatchNorm works: aot_autograd functionalises the update of its running-statistics buffers
 (the forward returns their new values, its runtime wrapper copies them into the buffers). Not supported
-(the graph goes to Inductor, the reason logged): dropout in training mode, grouped and transposed
-convolutions' gradients, and every backward op the op table does not have (``max_pool2d_with_indices_backward``,
-``avg_pool2d_backward``, ...).
+(the graph goes to Inductor, the reason logged at the user's line of the forward op): dropout in training
+mode, grouped and transposed convolutions' gradients, and every backward op the op table does not have
+(``avg_pool2d_backward``, ...). Backward nodes carry no source line: each gets its forward op's (same autograd
+sequence number).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from typing import Any, Callable
 
 import torch
 
-__all__ = ["compile_training", "partitioner", "static_outputs", "known_placeholders"]
+__all__ = ["compile_training", "partitioner", "static_outputs", "known_placeholders", "forward_locations",
+           "locate_backward"]
 
 
 def partitioner():
@@ -78,6 +80,20 @@ def known_placeholders(bw_gm: torch.fx.GraphModule, bw_inputs, known: dict) -> d
     return out
 
 
+def forward_locations(fw_gm: torch.fx.GraphModule) -> dict:
+    """Autograd sequence number -> the source line (``stack_trace``) of the forward op that has it."""
+    return {n.meta["seq_nr"]: n.meta["stack_trace"] for n in fw_gm.graph.nodes
+            if n.meta.get("seq_nr") is not None and n.meta.get("stack_trace")}
+
+
+def locate_backward(bw_gm: torch.fx.GraphModule, where: dict) -> None:
+    """Backward nodes carry no source line of their own: give each the line of the forward op it differentiates
+    (same autograd sequence number), so that an unsupported backward op is reported where the user wrote it."""
+    for n in bw_gm.graph.nodes:
+        if not n.meta.get("stack_trace") and n.meta.get("seq_nr") in where:
+            n.meta["stack_trace"] = where[n.meta["seq_nr"]]
+
+
 def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) -> Callable:
     """aot_autograd with Kitsune's forward and backward compilers (raises KitsuneFallback, or any error of
     aot_autograd: the caller falls back to Inductor)."""
@@ -90,6 +106,7 @@ def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) 
     holder: dict[str, Any] = {"known": {}}
 
     def fw(fx_gm, fx_inputs):
+        holder["where"] = forward_locations(fx_gm)
         cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="forward")
         cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts
         holder["known"].update(static_outputs(fx_gm, [it[:1] + it[2:] if it[0] == "static" else it
@@ -98,6 +115,7 @@ def compile_training(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec) 
         return _boxed(cg)
 
     def bw(fx_gm, fx_inputs):
+        locate_backward(fx_gm, holder.get("where", {}))
         cg = _kitsune_fw(fx_gm, fx_inputs, opts, training="backward",
                          known=known_placeholders(fx_gm, fx_inputs, holder["known"]))
         cg.record, cg.fx_gm, cg.opts = rec, fx_gm, opts

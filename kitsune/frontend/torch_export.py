@@ -174,6 +174,7 @@ KEPT_OPS += [
     aten._log_softmax_backward_data.default,
     aten.native_layer_norm_backward.default,
     aten.embedding_dense_backward.default,
+    aten.max_pool2d_with_indices_backward.default,
 ]
 
 
@@ -1419,7 +1420,29 @@ def _adaptive_avg_pool(imp, node, x, output_size):
 
 @_h(aten.max_pool2d_with_indices.default)
 def _max_pool_idx(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return (_pool(imp, x, kernel, stride, padding, dilation, ceil_mode, tensor_type(node.meta["val"][0])), None)
+    y = _pool(imp, x, kernel, stride, padding, dilation, ceil_mode, tensor_type(node.meta["val"][0]))
+    # the indices a training graph saves for the backward (dead code, removed, when unused)
+    idx = imp.emit("max_pool2d_indices", [imp.t(x)], tensor_type(node.meta["val"][1]), kernel=_pair(kernel),
+                   stride=_pair(stride) if stride else None, padding=_pair(padding), dilation=_pair(dilation),
+                   ceil_mode=bool(ceil_mode))
+    return (y, idx)
+
+
+@_h(aten.max_pool2d_with_indices_backward.default)
+def _max_pool_backward(imp, node, g, x, kernel, stride, padding, dilation, ceil_mode, indices):
+    """Each window's gradient added at its maximum (the saved flat index into H x W): scatter_reduce (sum) of
+    the op table along the flattened plane of every (n, c)."""
+    gv, xv, iv = imp.t(g), imp.t(x), imp.t(indices)
+    shp = _shape(xv)
+    if len(shp) != 4 or any(d < 0 for d in shp + _shape(gv)):
+        raise _Skip("max pooling's gradient needs a static [N, C, H, W] input")
+    N, C, H, W = shp
+    rows, per = N * C, _static_numel(_shape(gv)[2:])
+    e = xv.type.get_element_type()
+    zeros = imp.const(0.0, e, [rows, H * W])
+    dx = imp.emit("scatter_reduce", [zeros, imp.reshape(iv, [rows, per]), imp.reshape(imp.cast(gv, e), [rows, per])],
+                  dim=1, reduce="sum", include_self=True)
+    return imp.reshape(dx, shp)
 
 
 @_h(aten.max_pool2d.default)

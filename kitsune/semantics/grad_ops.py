@@ -17,6 +17,8 @@ silu_backward               ``G * s * (1 + X * (1 - s))``, ``s = sigmoid(X)``   
 softmax_backward            ``Y * (G - sum_j G * Y)`` along dim                                 _softmax_backward_data
 log_softmax_backward        ``G - exp(Y) * sum_j G`` along dim                                  _log_softmax_backward_data
 layer_norm_backward         the input gradient of layer_norm from the saved mean / rstd          native_layer_norm_backward
+max_pool2d_indices          per window the flat index of its first maximum (what the forward     max_pool2d_with_indices
+                            saves for max pooling's gradient)                                    (result 1)
 ==========================  ==================================================================  ==============
 
 What is *not* a new op, because the table already has it (the importer emits it, no special case anywhere
@@ -36,6 +38,8 @@ after the import):
   reversed index, ``permute``). A comprehension of its own would need division in an index (``h = oh s + kh
   d - p`` solved for ``oh``), which the notation does not have; the convolution template serves these as
   it serves the forward;
+* ``max_pool2d_with_indices_backward``: ``scatter_reduce`` (sum) of the gradient at the saved indices along the
+  flattened H x W plane of every (n, c);
 * ``native_batch_norm_backward``: core ATen's decomposition (channel sums and pointwise ops, all in the
   table) is exact and is what the importer receives; training-mode batch norm's forward
   (``_native_batch_norm_legit_functional``) is ``batch_norm`` with the batch statistics (``mean``
@@ -59,6 +63,7 @@ from kitsune.semantics.optable import (
     _idx,
     _norm_dim,
     _norm_split,
+    _pool_params,
     _vars,
 )
 
@@ -168,3 +173,25 @@ _def(OpDef("layer_norm_backward", [Operand("grad"), Operand("x"), Operand("mean"
            {"normalized_rank": Attr("int", 1)}, _layer_norm_backward,
            "input gradient of layer_norm over the trailing normalized_rank dims, from the forward's mean and "
            "rstd (shaped like x with the normalized dims 1) and the optional weight", "normalization"))
+
+
+def _max_pool2d_indices(shapes, attrs) -> Instance:
+    (x,) = shapes
+    k, s, p, params, ext, out = _pool_params(x, attrs, "max_pool2d_indices")
+    if x[3] == -1:
+        raise OpError("max_pool2d_indices needs a static input width")
+    params["W"] = x[3]
+    h, w = "oh*$s0 + kh*$e0 - $p0", "ow*$s1 + kw*$e1 - $p1"
+    win = f"X[n, c, {h}, {w}]"
+    # the first maximum in the window's row-major order is the one with the smallest flat index h * W + w
+    text = (f"M[n, c, oh, ow] max= {win}; "
+            f"Y[n, c, oh, ow] min= select({win} == M[n, c, oh, ow], ({h}) * $W + {w}, inf)")
+    return Instance(text, {"X": 0}, ["Y"], params, extents=ext, declared={"Y": out, "M": out})
+
+
+_def(OpDef("max_pool2d_indices", [Operand("x")],
+           {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
+            "dilation": Attr("ints", (1, 1)), "ceil_mode": Attr("bool", False)}, _max_pool2d_indices,
+           "the indices max_pool2d_with_indices returns: per window the flat index h * W + w (into the input's "
+           "H x W plane) of its first maximum in row-major order (a window holding NaN: undefined)", "reduction",
+           result_dtype="free"))

@@ -291,6 +291,19 @@ for _n, _shape, _a in [("threshold_backward", (3, 4), {}), ("threshold_backward"
     _ins, _at, _ref = grad_case(_n, _shape, R, **_a)
     CASES.setdefault(_n, []).append(Case("x".join(map(str, _shape)) + "".join(f"-{k}" for k in _a), _ins, _ref, _at))
 
+# max_pool2d_with_indices' indices (the first maximum of each window), with ties and padding
+_mx = np.round(rn(2, 3, 7, 9) * 2).astype(np.float32)  # rounded: many ties
+CASES["max_pool2d_indices"] = [
+    Case(f"k{_k['kernel'][0]}{_k.get('stride', [''])[0]}{_k.get('padding', [''])[0]}{'c' if _k.get('ceil_mode') else ''}",
+         [_mx], lambda x, k=_k: F.max_pool2d(x, k["kernel"], k.get("stride") or None, k.get("padding", 0),
+                                              k.get("dilation", 1), ceil_mode=k.get("ceil_mode", False),
+                                              return_indices=True)[1], _k,
+         result_types=[ttype(list(F.max_pool2d(torch.from_numpy(_mx), _k["kernel"], _k.get("stride") or None,
+                                               _k.get("padding", 0), _k.get("dilation", 1),
+                                               ceil_mode=_k.get("ceil_mode", False)).shape), i64)])
+    for _k in ({"kernel": [2, 2]}, {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1]},
+               {"kernel": [2, 2], "ceil_mode": True}, {"kernel": [3, 2], "stride": [1, 2], "dilation": [2, 1]})]
+
 ALL = [(name, c) for name, cases in CASES.items() for c in cases]
 
 

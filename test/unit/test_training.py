@@ -334,13 +334,45 @@ def test_conv_batch_norm_training_through_the_backend():
     assert rec.status == "kitsune" and rec.backward is not None
 
 
+class _Pool(torch.nn.Module):
+    def __init__(self, avg=False, **kw):
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 4, 3, bias=False)
+        self.avg, self.kw = avg, kw
+
+    def forward(self, x):
+        if self.avg:
+            return F.avg_pool2d(self.c(x), 2)  # AVG-POOL-LINE
+        return F.max_pool2d(torch.clamp(self.c(x), max=0.3), **self.kw)  # clamped: ties at the maximum
+
+
+POOLS = [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2, "ceil_mode": True}]
+
+
+@pytest.mark.parametrize("kw", POOLS, ids=[str(k) for k in POOLS])
+def test_max_pool_gradient(kw):
+    """max_pool2d_with_indices' indices (graph.max_pool2d_indices) and its gradient (scatter_reduce at them),
+    ties included: the imported graphs against the FX graphs, then a step through the backend against eager."""
+    torch.manual_seed(0)
+    m = _Pool(**kw)
+    x = torch.randn(2, 3, 9, 11)
+    graphs = _import_train(m, x)
+    for tag in ("fw", "bw"):
+        _check_plan(*graphs[tag])
+    assert "graph.max_pool2d_indices" in _ops(graphs["fw"][0]) and "graph.scatter_reduce" in _ops(graphs["bw"][0])
+    torch._dynamo.reset()
+    c = torch.compile(m, backend="kitsune", options={"fallback": False, "mode": "bulk-sync"})
+    got, want = _grads(m, (x,), c), _grads(m, (x,))
+    assert rel(got["c.weight"], want["c.weight"]) < 1e-4
+
+
 def test_unsupported_backward_is_refused_with_reason():
-    """A backward op the op table does not have (max pooling's) sends the training graph to Inductor (with
-    fallback=False: raises), naming the op."""
-    m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.MaxPool2d(2))
-    c = torch.compile(m, backend="kitsune", options={"fallback": False})
-    with pytest.raises(Exception, match="max_pool2d_with_indices"):
+    """A backward op the op table does not have (average pooling's) sends the training graph to Inductor (with
+    fallback=False: raises), naming the op and the user's line of the forward op it differentiates."""
+    c = torch.compile(_Pool(avg=True), backend="kitsune", options={"fallback": False})
+    with pytest.raises(Exception, match="avg_pool2d_backward") as e:
         _loss(c(torch.randn(2, 3, 8, 8))).backward()
+    assert "test_training.py" in str(e.value) and "AVG-POOL-LINE" in str(e.value)
 
 
 def test_input_gradients_and_changing_batch_sizes():
