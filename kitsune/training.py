@@ -34,7 +34,7 @@ Training-mode BatchNorm works: aot_autograd functionalises the update of its run
 (the forward returns their new values, its runtime wrapper copies them into the buffers). Not supported
 (the graph goes to Inductor, the reason logged at the user's line of the forward op): dropout in training
 mode, grouped and transposed convolutions' gradients, and every backward op the op table does not have
-(``avg_pool2d_backward``, ...). Backward nodes carry no source line: each gets its forward op's (same autograd
+(a grouped convolution's, ...). Backward nodes carry no source line: each gets its forward op's (same autograd
 sequence number).
 """
 

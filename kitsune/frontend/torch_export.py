@@ -1346,31 +1346,88 @@ def _convolution_backward(imp, node, g, x, w, bias_sizes, stride, padding, dilat
                 rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
                 wf = imp.emit("index_select", [wf, rev], dim=dim)
         wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C, F, KH, KW], flipped
-        lead = [d[0] * (KH - 1) - p[0], d[1] * (KW - 1) - p[1]]
-        if s == [1, 1] and min(lead) >= 0:
-            gd = gv
-            pad = lead
-        else:  # zero-inserted and padded: gradient row oh at lead + oh s, the total making x's size
-            tot = [H + d[0] * (KH - 1), W + d[1] * (KW - 1)]
-            gd = gv
-            for k, dim in enumerate((2, 3)):
-                n = _shape(gd)[dim]
-                first = max(0, -(-(-lead[k]) // s[k])) if lead[k] < 0 else 0
-                last = min(n, (tot[k] - 1 - lead[k]) // s[k] + 1)
-                if first > 0 or last < n:
-                    gd = imp.emit("slice", [gd], dim=dim, start=first, end=last)
-                zshape = list(_shape(gd))
-                zshape[dim] = tot[k]
-                zero = imp.const(0.0, e, zshape)
-                start = lead[k] + first * s[k]
-                gd = imp.emit("slice_scatter", [zero, gd], dim=dim, start=start, end=start + (last - first - 1) * s[k] + 1,
-                              step=s[k])
-            pad = [0, 0]
-        dx = imp.emit("conv2d", [gd, wt], TensorType(e, [N, C, H, W]), stride=[1, 1], padding=pad, dilation=d,
-                      groups=1)
+        dx = _transposed_window(imp, gv, wt, [N, C, H, W], s, p, d, 1)
         if one_d:
             dx = imp.reshape(dx, [N, C, W])
     return (dx, dw, db)
+
+
+def _transposed_window(imp, gv, wt, out_shape, s, p, d, groups) -> SSAValue:
+    """The input gradient of a windowed op (convolution, average pooling) whose output gradient is ``gv``: a
+    convolution of ``gv`` with ``s - 1`` zeros between its rows and columns (slice_scatter with step s into
+    zeros), ``d (k - 1) - p`` rows and columns around it (negative: cropped), with the flipped, transposed
+    kernel ``wt`` [C, F / groups, KH, KW], dilation d: the output is ``out_shape`` (x's)."""
+    N, C, H, W = out_shape
+    KH, KW = _shape(wt)[2:]
+    e = gv.type.get_element_type()
+    lead = [d[0] * (KH - 1) - p[0], d[1] * (KW - 1) - p[1]]
+    if s == [1, 1] and min(lead) >= 0 and _shape(gv)[2] + 2 * lead[0] - d[0] * (KH - 1) == H and \
+            _shape(gv)[3] + 2 * lead[1] - d[1] * (KW - 1) == W:
+        gd, pad = gv, lead
+    else:  # zero-inserted and padded: gradient row oh at lead + oh s, the total making x's size
+        tot = [H + d[0] * (KH - 1), W + d[1] * (KW - 1)]
+        gd = gv
+        for k, dim in enumerate((2, 3)):
+            n = _shape(gd)[dim]
+            first = max(0, -(-(-lead[k]) // s[k])) if lead[k] < 0 else 0
+            last = min(n, (tot[k] - 1 - lead[k]) // s[k] + 1)
+            if first > 0 or last < n:
+                gd = imp.emit("slice", [gd], dim=dim, start=first, end=last)
+            zshape = list(_shape(gd))
+            zshape[dim] = tot[k]
+            zero = imp.const(0.0, e, zshape)
+            start = lead[k] + first * s[k]
+            gd = imp.emit("slice_scatter", [zero, gd], dim=dim, start=start, end=start + (last - first - 1) * s[k] + 1,
+                          step=s[k])
+        pad = [0, 0]
+    return imp.emit("conv2d", [gd, wt], TensorType(e, [N, C, H, W]), stride=[1, 1], padding=pad, dilation=d,
+                    groups=groups)
+
+
+@_h(aten.avg_pool2d_backward.default)
+def _avg_pool_backward(imp, node, g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each window's gradient divided by the window's divisor and spread over the window: the transposed window
+    (``_transposed_window``) with a kernel of ones, one group per channel; the divisors (padding not counted,
+    ceil_mode's clipped windows, divisor_override) follow torch's rules and the static shapes."""
+    gv, xv = imp.t(g), imp.t(x)
+    shp = _shape(xv)
+    if len(shp) != 4 or any(n < 0 for n in shp + _shape(gv)):
+        raise _Skip("average pooling's gradient needs a static [N, C, H, W] input")
+    N, C, H, W = shp
+    OH, OW = _shape(gv)[2:]
+    k = [int(v) for v in _pair(kernel)]
+    s = [int(v) for v in (_pair(stride) if stride else k)]
+    p = [int(v) for v in _pair(padding)]
+    e = xv.type.get_element_type()
+    if divisor_override:
+        div = np.full((OH, OW), float(divisor_override))
+    else:  # torch: the window clipped to the padded input; without count_include_pad, to the input itself
+        def count(o, K, S, P, n):
+            lo = o * S - P
+            hi = min(lo + K, n + P)
+            if not count_include_pad:
+                lo, hi = max(lo, 0), min(hi, n)
+            return hi - lo
+
+        div = np.array([[count(i, k[0], s[0], p[0], H) * count(j, k[1], s[1], p[1], W) for j in range(OW)]
+                        for i in range(OH)], dtype=np.float64)
+    gv = imp.cast(gv, e)
+    if np.all(div == div.flat[0]):
+        gs = imp.emit("mul", [gv, imp.const(1.0 / float(div.flat[0]), e)])
+    else:
+        gs = imp.emit("div", [gv, imp.const(div, e, [OH, OW])])
+    ones = imp.const(1.0, e, [C, 1, k[0], k[1]])
+    return _transposed_window(imp, gs, ones, shp, s, p, [1, 1], C)
+
+
+@_h(aten._adaptive_avg_pool2d_backward.default)
+def _adaptive_avg_pool_backward(imp, node, g, x):
+    shp = _shape(imp.t(x))
+    out = _shape(imp.t(g))
+    if len(shp) != 4 or any(n <= 0 for n in shp) or shp[2] % out[2] or shp[3] % out[3]:
+        raise _Skip("adaptive average pooling's gradient needs output sizes that divide the input")
+    k = [shp[2] // out[2], shp[3] // out[3]]
+    return _avg_pool_backward(imp, node, g, x, k, k, [0, 0], False, True, None)
 
 
 @_h(aten.conv2d.default)

@@ -40,6 +40,10 @@ after the import):
   it serves the forward;
 * ``max_pool2d_with_indices_backward``: ``scatter_reduce`` (sum) of the gradient at the saved indices along the
   flattened H x W plane of every (n, c);
+* ``avg_pool2d_backward`` / ``_adaptive_avg_pool2d_backward`` (sizes that divide): the gradient divided by each
+  window's divisor (torch's rules, from the static shapes: a constant) and spread over the window by the same
+  transposed-window convolution as ``convolution_backward``'s input gradient, with a kernel of ones, one group
+  per channel;
 * ``native_batch_norm_backward``: core ATen's decomposition (channel sums and pointwise ops, all in the
   table) is exact and is what the importer receives; training-mode batch norm's forward
   (``_native_batch_norm_legit_functional``) is ``batch_norm`` with the batch statistics (``mean``

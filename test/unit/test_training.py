@@ -335,31 +335,41 @@ def test_conv_batch_norm_training_through_the_backend():
 
 
 class _Pool(torch.nn.Module):
-    def __init__(self, avg=False, **kw):
+    def __init__(self, kind="max", groups=1, **kw):
         super().__init__()
-        self.c = torch.nn.Conv2d(3, 4, 3, bias=False)
-        self.avg, self.kw = avg, kw
+        self.c = torch.nn.Conv2d(4, 4, 3, bias=False, groups=groups)
+        self.kind, self.kw = kind, kw
 
     def forward(self, x):
-        if self.avg:
-            return F.avg_pool2d(self.c(x), 2)  # AVG-POOL-LINE
-        return F.max_pool2d(torch.clamp(self.c(x), max=0.3), **self.kw)  # clamped: ties at the maximum
+        h = self.c(x)  # CONV-LINE
+        if self.kind == "avg":
+            return F.avg_pool2d(h, **self.kw)
+        if self.kind == "adaptive":
+            return F.adaptive_avg_pool2d(h, **self.kw)
+        return F.max_pool2d(torch.clamp(h, max=0.3), **self.kw)  # clamped: ties at the maximum
 
 
-POOLS = [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2, "ceil_mode": True}]
+POOLS = [("max", {"kernel_size": 2}), ("max", {"kernel_size": 3, "stride": 2, "padding": 1}),
+         ("max", {"kernel_size": 2, "ceil_mode": True}), ("avg", {"kernel_size": 2}),
+         ("avg", {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False}),
+         ("avg", {"kernel_size": 2, "ceil_mode": True}), ("avg", {"kernel_size": 3, "stride": 1, "divisor_override": 5}),
+         ("adaptive", {"output_size": [7, 4]})]
 
 
-@pytest.mark.parametrize("kw", POOLS, ids=[str(k) for k in POOLS])
-def test_max_pool_gradient(kw):
-    """max_pool2d_with_indices' indices (graph.max_pool2d_indices) and its gradient (scatter_reduce at them),
-    ties included: the imported graphs against the FX graphs, then a step through the backend against eager."""
+@pytest.mark.parametrize("kind, kw", POOLS, ids=[f"{k}-{v}" for k, v in POOLS])
+def test_pool_gradients(kind, kw):
+    """Max pooling: the forward's indices (graph.max_pool2d_indices, ties included) and scatter_reduce at them;
+    average pooling: the transposed window with a kernel of ones per channel, torch's divisors. The imported
+    graphs against the FX graphs, then a step through the backend against eager."""
     torch.manual_seed(0)
-    m = _Pool(**kw)
-    x = torch.randn(2, 3, 9, 11)
+    m = _Pool(kind, **kw)
+    x = torch.randn(2, 4, 9, 10)
     graphs = _import_train(m, x)
     for tag in ("fw", "bw"):
         _check_plan(*graphs[tag])
-    assert "graph.max_pool2d_indices" in _ops(graphs["fw"][0]) and "graph.scatter_reduce" in _ops(graphs["bw"][0])
+    if kind == "max":
+        assert "graph.max_pool2d_indices" in _ops(graphs["fw"][0])
+        assert "graph.scatter_reduce" in _ops(graphs["bw"][0])
     torch._dynamo.reset()
     c = torch.compile(m, backend="kitsune", options={"fallback": False, "mode": "bulk-sync"})
     got, want = _grads(m, (x,), c), _grads(m, (x,))
@@ -367,12 +377,12 @@ def test_max_pool_gradient(kw):
 
 
 def test_unsupported_backward_is_refused_with_reason():
-    """A backward op the op table does not have (average pooling's) sends the training graph to Inductor (with
+    """A backward the importer does not map (a grouped convolution's) sends the training graph to Inductor (with
     fallback=False: raises), naming the op and the user's line of the forward op it differentiates."""
-    c = torch.compile(_Pool(avg=True), backend="kitsune", options={"fallback": False})
-    with pytest.raises(Exception, match="avg_pool2d_backward") as e:
-        _loss(c(torch.randn(2, 3, 8, 8))).backward()
-    assert "test_training.py" in str(e.value) and "AVG-POOL-LINE" in str(e.value)
+    c = torch.compile(_Pool("avg", groups=2, kernel_size=2), backend="kitsune", options={"fallback": False})
+    with pytest.raises(Exception, match="grouped convolution") as e:
+        _loss(c(torch.randn(2, 4, 8, 8))).backward()
+    assert "test_training.py" in str(e.value) and "CONV-LINE" in str(e.value)
 
 
 def test_input_gradients_and_changing_batch_sizes():
