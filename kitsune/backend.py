@@ -14,12 +14,14 @@ What happens to each graph Dynamo hands over:
    minus the ops the graph dialect keeps whole: the torch.export importer's ``decomposition_table``);
 2. ``kitsune.frontend.torch_export.import_graph`` -- the torch.export importer's op mapping, the same
    code -- turns it into graph-dialect IR, shapes and dtypes from the nodes' fake tensors; the
-   parameters (aot_autograd's static inputs) become weights, uploaded once on the first call;
+   parameters (aot_autograd's static inputs) become weights, uploaded once on the first call (inference
+   graphs: a graph whose inputs require grad, with grad mode on, is a training graph, compiled forward and
+   backward by ``kitsune.training`` with the parameters as per-call inputs);
 3. ``kitsune.compile``'s lowering (``kitsune-pipeline``, Triton codegen) and its in-process cache
    (keyed by the imported graph's text: shapes, dtypes, mode, gpu) make the program.
 
-Fallback: a graph Kitsune cannot compile (an unsupported op, a lowering or codegen error, a training
-graph) is compiled by Inductor instead -- that graph only -- with a logged warning (logger
+Fallback: a graph Kitsune cannot compile (an unsupported op, a lowering or codegen error, in its forward
+or its backward) is compiled by Inductor instead -- that graph only -- with a logged warning (logger
 ``kitsune.backend``) naming the reason and, for unsupported ops, the op and its source line.
 A program that compiles but fails on its first call (loading, the Triton compile for the device, the first
 launch) runs that graph's ATen ops eagerly from then on, with a warning: Inductor cannot compile the graph
@@ -71,11 +73,13 @@ class GraphRecord:
     unsupported: list[str] = field(default_factory=list)
     compile_s: float = 0.0
     compiled: Any = None  # the CompiledGraph (kitsune) or None
+    backward: Any = None  # a training graph's backward CompiledGraph (kitsune.training), else None
 
     def __str__(self) -> str:
         s = f"graph {self.index}: {self.ops} op(s), inputs {', '.join(self.inputs) or '-'}: {self.status}"
         if self.status == "kitsune":
-            s += f" ({self.compile_s:.1f} s)"
+            s += (" (training: forward and backward" if self.backward is not None else " (") + \
+                 f"{', ' if self.backward is not None else ''}{self.compile_s:.1f} s)"
         if self.reason:
             s += "\n    " + self.reason.replace("\n", "\n    ")
         return s
@@ -108,10 +112,15 @@ def _shape_s(x) -> str:
 
 
 class CompiledGraph:
-    """One aot_autograd forward graph compiled by Kitsune: call it with the graph's flat arguments."""
+    """One aot_autograd graph (inference, or a training graph's forward or backward) compiled by Kitsune: call
+    it with the graph's flat arguments.
+
+    ``plan`` (training graphs): where each output of the FX graph comes from -- a result of the program, one
+    of the call's own arguments (a parameter the forward saves for the backward), a tensor known at compile
+    time (``static``: torch tensors by output position) or None (the gradient of an input that needs none)."""
 
     def __init__(self, low, static: list[int], n_args: int, *, mode: str, gpu: str, cuda_graph: bool,
-                 debug: bool, names: list[str]):
+                 debug: bool, names: list[str], plan: list[tuple] | None = None, role: str = "inference"):
         self._low = low
         self.static = static
         self.n_args = n_args
@@ -125,6 +134,9 @@ class CompiledGraph:
         self.record: GraphRecord | None = None
         self.fx_gm = None
         self.opts: dict = {}
+        self.plan = plan
+        self.role = role  # inference | forward | backward
+        self.calls = 0
         self._lock = threading.Lock()
 
     def _make_program(self, args) -> None:
@@ -139,8 +151,20 @@ class CompiledGraph:
 
     def _run(self, args):
         static = set(self.static)
-        ins = [a for i, a in enumerate(args) if i not in static and isinstance(a, torch.Tensor)]
-        return tuple(self.program(*ins))
+        skip = set(self.skip_args)
+        ins = [a for i, a in enumerate(args) if i not in static and i not in skip and isinstance(a, torch.Tensor)]
+        outs = self.program(*ins)
+        self.calls += 1
+        if self.plan is None:
+            return tuple(outs)
+        got = []
+        for item in self.plan:
+            kind = item[0]
+            got.append(outs[item[1]] if kind == "result" else args[item[1]] if kind == "input"
+                       else item[1] if kind == "static" else None)
+        return tuple(got)
+
+    skip_args: tuple = ()  # argument positions the program does not take (placeholders known at compile time)
 
     def __call__(self, *args):
         if self.fallback is not None:
@@ -210,8 +234,13 @@ def _static_inputs(example_inputs) -> list[int]:
             (isinstance(x, torch.nn.Parameter) or getattr(x, "_dynamo_static_input_type", None) is not None)]
 
 
-def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint: list[int] = ()) -> CompiledGraph:
-    """aot_autograd's forward compiler: import, lower, generate (raises KitsuneFallback)."""
+def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint: list[int] = (), *,
+                training: str | None = None, known: dict | None = None) -> CompiledGraph:
+    """aot_autograd's forward compiler: import, lower, generate (raises KitsuneFallback).
+
+    ``training`` ('forward' | 'backward'): a training graph (``kitsune.training``): every tensor is a per-call
+    input (parameters change between steps), outputs follow an :class:`OutputPlan`; ``known``: placeholder
+    name -> numpy value of the placeholders known at compile time (the forward's static outputs)."""
     from kitsune.compile import _lower
     from kitsune.frontend.torch_export import ArgSpec, KitsuneImportError, UnsupportedOpsError, import_graph
     from kitsune.runtime.program import resolve_device
@@ -221,6 +250,9 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint:
     static = getattr(getattr(tc, "fw_metadata", None), "static_input_indices", None)
     static = list(static_hint if static is None else static)
     static = [i for i in static if i < len(placeholders) and isinstance(fx_inputs[i], torch.Tensor)]
+    if training is not None:
+        static = []  # trained parameters are inputs: their values change at every optimizer step
+    known = dict(known or {})
     # names independent of the placeholders' (which shift with a specialised SymInt argument), so the same
     # graph with the same shapes gives the same text and hits kitsune.compile's cache
     names, nw, nx = [], 0, 0
@@ -234,7 +266,14 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint:
         else:
             names.append(n.name)
     specs = {n.name: ArgSpec("parameter" if i in static else "input", names[i]) for i, n in enumerate(placeholders)}
+    skip = []
+    for i, n in enumerate(placeholders):
+        if n.name in known:
+            specs[n.name] = ArgSpec("static", n.name, known[n.name])
+            skip.append(i)
     for n in placeholders:
+        if n.name in known:
+            continue
         v = n.meta.get("val")
         if isinstance(v, (int, float, bool)):  # a specialised size: its value is known
             specs[n.name] = ArgSpec("value", n.name, v)
@@ -242,7 +281,10 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint:
             raise KitsuneFallback(f"non-tensor graph input {n.name} ({type(v).__name__}): symbolic values are "
                                   "not supported")
     try:
-        module, _ = import_graph(fx_gm.graph, specs, with_weights=False)
+        if training is None:
+            module, _ = import_graph(fx_gm.graph, specs, with_weights=False)
+        else:
+            module, _, out_plan = import_graph(fx_gm.graph, specs, with_weights=False, plan=True)
     except UnsupportedOpsError as e:
         raise KitsuneFallback(str(e), [it.op for it in e.items]) from e
     except KitsuneImportError as e:
@@ -260,9 +302,24 @@ def _kitsune_fw(fx_gm: torch.fx.GraphModule, fx_inputs, opts: dict, static_hint:
             loc = f" at {op.location}"
         raise KitsuneFallback(f"lowering / code generation failed{loc}: {type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''}") from e
-    return CompiledGraph(low, static, len(placeholders), mode=mode, gpu=gpu,
-                         cuda_graph=bool(opts.get("cuda_graph", False)), debug=bool(opts.get("debug", False)),
-                         names=names)
+    plan = None
+    if training is not None:
+        out_node = next(n for n in fx_gm.graph.nodes if n.op == "output")
+        out_vals = [a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+                    for a in torch.utils._pytree.tree_leaves(out_node.args[0])]
+        plan = []
+        for item, val in zip(out_plan.items, out_vals):
+            if item[0] == "static":  # a tensor known at compile time: made once, on the graph's device
+                with torch._subclasses.fake_tensor.unset_fake_temporarily():
+                    t = torch.as_tensor(item[1]).to(device=val.device, dtype=val.dtype)
+                plan.append(("static", t, item[1]))
+            else:
+                plan.append(item)
+    cg = CompiledGraph(low, static, len(placeholders), mode=mode, gpu=gpu,
+                       cuda_graph=bool(opts.get("cuda_graph", False)), debug=bool(opts.get("debug", False)),
+                       names=names, plan=plan, role=training or "inference")
+    cg.skip_args = tuple(skip)
+    return cg
 
 
 def _inductor(gm, example_inputs):
@@ -281,8 +338,11 @@ def _compile_static(gm: torch.fx.GraphModule, example_inputs, opts: dict, rec: G
     static_hint = _static_inputs(example_inputs)
     try:
         if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
-            raise KitsuneFallback("training graph (an input requires grad and grad mode is on): Kitsune compiles "
-                                  "inference graphs; run under torch.no_grad() / torch.inference_mode()")
+            from kitsune.training import compile_training
+
+            fn = compile_training(gm, example_inputs, opts, rec)
+            rec.compile_s = time.perf_counter() - t0
+            return fn
 
         def fw(fx_gm, fx_inputs):
             cg = _kitsune_fw(fx_gm, fx_inputs, opts, static_hint)

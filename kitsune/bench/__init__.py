@@ -21,6 +21,11 @@ inputs:
   ``ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum`` summed over the call's
   kernels (``dram_bytes``, ``inductor_dram_bytes``).
 
+``--train``: a training step instead (forward, an MSE loss against a fixed target, backward; no optimizer)
+through ``torch.compile(model, backend="kitsune")`` next to eager, Inductor and Inductor + CUDA graph, after
+every parameter's gradient is checked against eager (``kitsune/bench/train.py``); records carry
+``train: true``.
+
 Workloads: names of ``kitsune.models`` (``all``), or ``path/model.py[:factory]`` whose factory
 (default ``make_model``) returns ``(module, example_inputs)``; if it takes ``seed``, fresh inputs come
 from ``factory(seed=k)``, else floats are redrawn (index tensors kept). Model files are built on the
@@ -34,6 +39,7 @@ under Triton's interpreter at ``--scale`` (default 0.05 there), fp32, correctnes
     python -m kitsune.bench --workloads mlp_gpt3_T256,nerf_65k --json $OUT/bench.json --plot $OUT/bench.png
     python -m kitsune.bench --workloads path/to/model.py:make --modes dataflow --peers eager,inductor_graph
     python -m kitsune.bench --dry-run --workloads nerf_65k
+    python -m kitsune.bench --train --workloads nerf_65k,mlp_gpt3_T256,dlrm_b2048,mgn_10k --modes bulk-sync
 """
 
 from kitsune.bench.harness import main, run_workload  # noqa: F401

@@ -567,17 +567,21 @@ def _child_once(spec: str, modes, args, baseline: dict | None):
     with tempfile.TemporaryDirectory(prefix="kitsune_bench_") as tmp:
         out = os.path.join(tmp, "records.jsonl")
         cmd = [sys.executable, "-m", "kitsune.bench", "--_child", spec, "--_out", out, "--modes", ",".join(modes),
-               "--seed", str(args.seed), "--peers", args.peers, "--dtype", args.dtype, "--rotate", str(args.rotate),
+               "--seed", str(args.seed), "--peers", args.peers, "--rotate", str(args.rotate),
                "--rotate-bytes", str(args.rotate_bytes), "--ncu-timeout", str(args.ncu_timeout)]
         if args.scale is not None:
             cmd += ["--scale", repr(args.scale)]
-        for flag in ("debug", "report", "traceback", "dry_run", "backend", "ncu"):
+        for flag in ("debug", "report", "traceback", "dry_run", "backend", "ncu", "train"):
             if getattr(args, flag):
                 cmd.append("--" + flag.replace("_", "-"))
         if not args.recheck:
             cmd.append("--no-recheck")
         if args.gpu:
             cmd += ["--gpu", args.gpu]
+        if args.dtype_explicit:
+            cmd += ["--dtype", args.dtype]
+        if args.train:
+            cmd += ["--train-check", args.train_check]
         if baseline is not None:
             cmd += ["--_baseline", json.dumps(baseline)]
         env = dict(os.environ)
@@ -672,7 +676,7 @@ def _f(v, fmt: str) -> str:
 def table(records: list[dict]) -> str:
     cols = ["workload", "mode", "correct", "rel err", "kitsune", "eager", "eager+g", "inductor", "ind+g",
             "ind+g/ks", "floor", "of floor"]
-    rows = [[r["workload"], r["mode"], "yes" if r.get("correct") else "NO", _f(r.get("rel_err"), ".1e"),
+    rows = [[r["workload"], r["mode"] + (" train" if r.get("train") else ""), "yes" if r.get("correct") else "NO", _f(r.get("rel_err"), ".1e"),
              _f(r.get("kitsune_ms"), ".4f"), _f(r.get("eager_ms"), ".4f"), _f(r.get("eager_graph_ms"), ".4f"),
              _f(r.get("inductor_ms"), ".4f"), _f(r.get("inductor_graph_ms"), ".4f"), _f(r.get("speedup"), ".2f"),
              _f(r.get("floor_ms"), ".4f"),
@@ -688,7 +692,11 @@ def table(records: list[dict]) -> str:
         if r.get("dram_bytes") is not None or r.get("inductor_dram_bytes") is not None:
             out.append(f"  {r['workload']} {r['mode']}: DRAM MB kitsune {_f((r.get('dram_bytes') or 0) / 1e6, '.1f')}"
                        f", inductor {_f((r.get('inductor_dram_bytes') or 0) / 1e6, '.1f')}")
-        if r.get("backend_graphs") is not None:
+        if r.get("train") and r.get("backend_graphs") is not None:
+            out.append(f"  {r['workload']} {r['mode']} train: graphs {r['backend_graphs']}, backward compiled by "
+                       f"Kitsune: {'yes' if r.get('kitsune_backward') else 'no'}, worst gradient "
+                       f"{r.get('worst_param') or '-'}")
+        elif r.get("backend_graphs") is not None:
             out.append(f"  {r['workload']} {r['mode']}: torch.compile(backend='kitsune') graphs "
                        f"{r['backend_graphs']} rel err {_f(r.get('backend_rel_err'), '.1e')} "
                        f"{_f(r.get('backend_ms'), '.4f')} ms")
@@ -842,6 +850,15 @@ def timeline(spec: str, args) -> int:
 # ------------------------------------------------------------------ main
 
 
+def _runner(args) -> Callable:
+    """The per-workload run: inference (run_workload) or a training step (kitsune.bench.train)."""
+    if args.train:
+        from kitsune.bench.train import run_training
+
+        return run_training
+    return run_workload
+
+
 def main(argv: list[str] | None = None) -> int:
     from kitsune.bench import __doc__ as doc
 
@@ -857,7 +874,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="append the records to this JSON list")
     ap.add_argument("--plot", help="write a PNG of the ratios (of --json's records when given, else this run's)")
     ap.add_argument("--scale", type=float, default=None, help="workload scale (default 1.0; 0.05 with --dry-run)")
-    ap.add_argument("--dtype", default="bfloat16", help="GPU dtype (default bfloat16)")
+    ap.add_argument("--dtype", default=None, help="GPU dtype (default bfloat16); with --dry-run --train: the CPU "
+                                                  "run's dtype (default float32)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gpu", help="Kitsune GPU preset (default: h200 on an H200, else h100)")
     ap.add_argument("--rotate", type=int, default=4, help="input sets to rotate over when they fit in L2 (default 4)")
@@ -869,6 +887,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-isolate", action="store_true", help="run every workload in this process")
     ap.add_argument("--traceback", action="store_true")
     ap.add_argument("--dry-run", action="store_true", help="CPU: Triton interpreter, small scale, fp32, no timing")
+    ap.add_argument("--train", action="store_true", help="time a training step (forward, loss, backward) through "
+                                                          "torch.compile(backend='kitsune'); kitsune/bench/train.py")
+    ap.add_argument("--train-check", choices=("eager", "fp32"), default="eager",
+                    help="--train's gradient gate: against eager in the same dtype (< 2e-2), or against the fp32 "
+                         "model within max(2e-2, 2 x eager's own error)")
     ap.add_argument("--sanitize", metavar="W", help="run W's program once, no timing (for compute-sanitizer)")
     ap.add_argument("--iters", type=int, default=1, help="--sanitize: runs of the program")
     ap.add_argument("--timeline", metavar="W", help="profile mode: W's report pictures (SM timeline) under --out, "
@@ -880,6 +903,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--_ncu", help=argparse.SUPPRESS)
     ap.add_argument("--_ncu-target", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.dtype_explicit = args.dtype is not None
+    args.dtype = args.dtype or "bfloat16"
     if args.no_inductor:
         args.peers = ",".join(p for p in args.peers.split(",") if not p.startswith("inductor"))
     args._interrupted = False
@@ -912,8 +937,8 @@ def main(argv: list[str] | None = None) -> int:
             with open(args._out, "a") as fh:
                 fh.write(json.dumps(_json_safe(rec)) + "\n")
 
-        run_workload(args._child, modes, args, emit, mark=emit,
-                     baseline=json.loads(args._baseline) if args._baseline else None)
+        run = _runner(args)
+        run(args._child, modes, args, emit, mark=emit, baseline=json.loads(args._baseline) if args._baseline else None)
         return 0
 
     from kitsune.models import WORKLOADS
@@ -936,7 +961,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_isolate:
             got: list[dict] = []
             try:
-                run_workload(n, modes, args, got.append)
+                _runner(args)(n, modes, args, got.append)
             except KeyboardInterrupt:
                 args._interrupted = True
             except Exception as e:  # noqa: BLE001

@@ -35,7 +35,7 @@ def _ms(v) -> str:
 def markdown(records: list[dict], source: str = "") -> str:
     latest: dict[tuple, dict] = {}
     for r in records:
-        if r.get("kind") == "timeline" or "mode" not in r:
+        if r.get("kind") == "timeline" or "mode" not in r or r.get("train"):  # training steps: not this table
             continue
         k = (r["workload"], r["mode"])
         if k not in latest or (r.get("date") or "") >= (latest[k].get("date") or ""):

@@ -96,6 +96,7 @@ __all__ = [
     "import_exported",
     "import_graph",
     "ArgSpec",
+    "OutputPlan",
     "decomposition_table",
     "module_to_text",
     "save_weights",
@@ -161,6 +162,20 @@ KEPT_OPS = [
 ]
 if hasattr(aten, "rms_norm"):
     KEPT_OPS.append(aten.rms_norm.default)
+# training graphs (aot_autograd's backward): the derivative ops the op table declares whole
+# (kitsune/semantics/grad_ops.py) or maps onto its scatter (embedding_dense_backward -> index_add)
+KEPT_OPS += [
+    aten.threshold_backward.default,
+    aten.gelu_backward.default,
+    aten.sigmoid_backward.default,
+    aten.tanh_backward.default,
+    aten.silu_backward.default,
+    aten._softmax_backward_data.default,
+    aten._log_softmax_backward_data.default,
+    aten.native_layer_norm_backward.default,
+    aten.embedding_dense_backward.default,
+    aten.max_pool2d_with_indices_backward.default,
+]
 
 
 def decomposition_table() -> dict:
@@ -254,12 +269,31 @@ class _Sym:
 @dataclass
 class ArgSpec:
     """What a placeholder of the imported FX graph is: its kind (parameter | buffer | constant | input, or
-    value: a non-tensor argument with a known ``value``),
+    value: a non-tensor argument with a known ``value``, or static: a tensor whose ``value`` (numpy) is known at
+    import time -- no argument, a constant where an op reads it, its value where a handler needs it static),
     the torch name it carries (``kitsune.name``) and, for weights, the tensor (None: no value)."""
 
     kind: str
     name: str
     value: Any = None
+
+
+@dataclass
+class _StaticArr:
+    """A tensor value known at import time (an op's helper result that depends only on static arguments)."""
+
+    value: np.ndarray
+
+
+@dataclass
+class OutputPlan:
+    """How the FX graph's flattened outputs come from the imported function (``import_graph(plan=True)``):
+    per output ``("result", k)`` (the function's result k; several outputs may share one),
+    ``("input", i)`` (placeholder i itself, e.g. a saved parameter), ``("static", array)`` (a value known at
+    import time: an ``arange``, the helper results of an embedding bag with static offsets) or
+    ``("none",)``."""
+
+    items: list[tuple]
 
 
 class _Importer:
@@ -277,6 +311,7 @@ class _Importer:
         self.loc = FileLineColLoc(StringAttr("<torch.export>"), IntAttr(0), IntAttr(0))
         self.node: torch.fx.Node | None = None
         self._consts: dict[tuple, SSAValue] = {}
+        self.plan: OutputPlan | None = None
 
     # ---- emission
 
@@ -378,13 +413,16 @@ class _Importer:
     def run(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         arg_types, arg_attrs, weights = [], [], {}
-        order = []
+        order, statics = [], []
         for n in placeholders:
             spec = self.specs.get(n.name) or ArgSpec("input", n.name)
             kind = spec.kind
             val = n.meta.get("val")
             if kind == "value":  # a non-tensor argument bound to a known value (a specialised SymInt)
                 self.env[n] = spec.value
+                continue
+            if kind == "static":  # a tensor known at import time (not an argument): a constant if used
+                statics.append((n, spec.value))
                 continue
             if val is None and kind == "input":  # an input passed as None: no argument
                 self.env[n] = None
@@ -416,6 +454,14 @@ class _Importer:
         self.block = Block(arg_types=arg_types)
         for (n, _), a in zip(order, self.block.args):
             self.env[n] = a
+        for n, value in statics:
+            arr = np.asarray(value)
+            self.static[n] = arr
+            self.node = n
+            try:
+                self.env[n] = self.const(arr, tensor_type(n.meta["val"]).get_element_type(), arr.shape)
+            except _Skip as e:
+                self.unsupported.append(Unsupported(f"placeholder {n.name}", str(e), ""))
 
         self.unsupported += self.bad_outputs
         out_node = None
@@ -427,8 +473,26 @@ class _Importer:
             elif node.op == "get_attr":
                 self.env[node] = None
         results, res_attrs = [], []
+        plan: list[tuple] = []
         if out_node is not None:
             for a in _flatten(out_node.args[0]):
+                if self.plan is not None:  # outputs that need no result: inputs, static values, repeats, None
+                    v = self.env.get(a) if isinstance(a, torch.fx.Node) else None
+                    if a is None:
+                        plan.append(("none",))
+                        continue
+                    if isinstance(a, torch.fx.Node) and a in self.static:
+                        plan.append(("static", self.static[a]))
+                        continue
+                    if isinstance(v, SSAValue) and v in self.block.args:
+                        plan.append(("input", placeholders.index(next(n for n, _ in order
+                                                                      if self.env[n] is v))))
+                        continue
+                    if isinstance(v, SSAValue) and v in results:
+                        plan.append(("result", results.index(v)))
+                        continue
+                    if isinstance(v, SSAValue):
+                        plan.append(("result", len(results)))
                 if isinstance(a, torch.fx.Node):
                     v = self.env.get(a)
                     if isinstance(v, SSAValue):
@@ -440,6 +504,8 @@ class _Importer:
                     self.unsupported.append(Unsupported("output", f"constant output {a!r} is not supported", ""))
         if self.unsupported:
             raise UnsupportedOpsError(self.unsupported)
+        if self.plan is not None:
+            self.plan.items = plan
         ret = func.ReturnOp(*results)
         ret.location = self.loc
         self.block.add_op(ret)
@@ -737,6 +803,9 @@ def _getitem(imp, node, x, i):
     r = v[i]
     if r is None:
         raise _Skip(f"result #{i} of {x.name} ({_op_name(x.target)}) is not supported (values only)")
+    if isinstance(r, _StaticArr):
+        imp.static[node] = r.value
+        return imp.const(r.value, imp.out_type().get_element_type(), r.value.shape)
     return r
 
 
@@ -1009,7 +1078,78 @@ def _native_layer_norm(imp, node, x, shape, w, b, eps):
         raise _Skip("layer_norm with a bias but no weight")
     y = imp.emit("layer_norm", [imp.t(x), *_opt(imp, w), *_opt(imp, b)], tensor_type(node.meta["val"][0]),
                  normalized_rank=len(shape), eps=float(eps))
-    return (y, None, None)
+    # the mean and 1/std a training graph saves for the backward (removed as dead code when unused)
+    xv = imp.t(x)
+    r = len(_shape(xv))
+    dims = list(range(r - len(shape), r))
+    mt, rt = tensor_type(node.meta["val"][1]), tensor_type(node.meta["val"][2])
+    xs = imp.cast(xv, mt.get_element_type())
+    mean = imp.emit("mean", [xs], dims=dims, keepdim=True)
+    d = imp.emit("sub", [xs, mean])
+    var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=dims, keepdim=True)
+    rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), mt.get_element_type())])])
+    return (y, imp.reshape(mean, mt.get_shape()), imp.reshape(rstd, rt.get_shape()))
+
+
+@_h(aten.native_layer_norm_backward.default)
+def _native_layer_norm_backward(imp, node, g, x, shape, mean, rstd, w, b, mask):
+    """dx: graph.layer_norm_backward (a row reduction); dweight, dbias: column sums of g * xhat and g."""
+    outs = node.meta["val"]
+    gv, xv = imp.t(g), imp.t(x)
+    e = xv.type.get_element_type()
+    mv, rv = imp.cast(imp.t(mean), e), imp.cast(imp.t(rstd), e)
+    r = len(_shape(xv))
+    lead = list(range(r - len(shape)))
+
+    def colsum(v, t):
+        v = imp.emit("sum", [v], dims=lead, keepdim=False) if lead else v
+        return imp.cast(imp.reshape(v, tensor_type(t).get_shape()), tensor_type(t).get_element_type())
+
+    dx = dw = db = None
+    if mask[0]:
+        dx = imp.emit("layer_norm_backward", [imp.cast(gv, e), xv, mv, rv, *_opt(imp, w)],
+                      tensor_type(outs[0]), normalized_rank=len(shape))
+    if mask[1] and w is not None:
+        xhat = imp.emit("mul", [imp.emit("sub", [xv, mv]), rv])
+        dw = colsum(imp.emit("mul", [imp.cast(gv, e), xhat]), outs[1])
+    if mask[2] and b is not None:
+        db = colsum(gv, outs[2])
+    return (dx, dw, db)
+
+
+def _grad_h(name, **attr_of):
+    """An elementwise backward op (grad, x or y, then its scalar arguments in ATen's order or by name)."""
+
+    def h(imp, node, g, x, *args, **kw):
+        rt = imp.out_type()
+        e = rt.get_element_type()
+        attrs = {k: f(imp, kw[k] if k in kw else args[i]) for i, (k, f) in enumerate(attr_of.items())
+                 if k in kw or i < len(args)}
+        return imp.emit(name, [imp.cast(imp.t(g), e), imp.cast(imp.t(x), e)], rt, **attrs)
+
+    return h
+
+
+HANDLERS[aten.threshold_backward.default] = _grad_h(
+    "threshold_backward", threshold=lambda imp, t: float(imp.scalar(t)))
+HANDLERS[aten.gelu_backward.default] = _grad_h("gelu_backward", approximate=lambda imp, a: str(a))
+HANDLERS[aten.sigmoid_backward.default] = _grad_h("sigmoid_backward")
+HANDLERS[aten.tanh_backward.default] = _grad_h("tanh_backward")
+HANDLERS[aten.silu_backward.default] = _grad_h("silu_backward")
+
+
+def _softmax_bw_h(name):
+    def h(imp, node, g, y, dim, input_dtype=None):
+        rt = imp.out_type()
+        e = rt.get_element_type()
+        return imp.emit(name, [imp.cast(imp.t(g), e), imp.cast(imp.t(y), e)], rt,
+                        dim=dim % max(len(rt.get_shape()), 1))
+
+    return h
+
+
+HANDLERS[aten._softmax_backward_data.default] = _softmax_bw_h("softmax_backward")
+HANDLERS[aten._log_softmax_backward_data.default] = _softmax_bw_h("log_softmax_backward")
 
 
 if hasattr(aten, "rms_norm"):
@@ -1021,11 +1161,11 @@ if hasattr(aten, "rms_norm"):
                         eps=float(eps))
 
 
-def _bn(imp, x, w, b, mean, var, eps, rt):
+def _bn(imp, x, w, b, mean, var, eps, rt, stats=None):
     if w is None and b is not None:
         raise _Skip("batch_norm with a bias but no weight")
-    return imp.emit("batch_norm", [imp.t(x), imp.t(mean), imp.t(var), *_opt(imp, w), *_opt(imp, b)], rt,
-                    eps=float(eps))
+    mv, vv = stats if stats is not None else (imp.t(mean), imp.t(var))
+    return imp.emit("batch_norm", [imp.t(x), mv, vv, *_opt(imp, w), *_opt(imp, b)], rt, eps=float(eps))
 
 
 @_h(aten._native_batch_norm_legit_no_training.default)
@@ -1040,9 +1180,47 @@ def _batch_norm(imp, node, x, w, b, mean, var, training, momentum, eps, cudnn=Fa
     return _bn(imp, x, w, b, mean, var, eps, imp.out_type())
 
 
-@_h(aten._native_batch_norm_legit.default, aten._native_batch_norm_legit_functional.default)
-def _bn_training(imp, node, *args):
-    raise _Skip("training-mode batch norm (batch statistics) is not supported: call model.eval() before compiling")
+@_h(aten._native_batch_norm_legit.default)
+def _bn_training_inplace(imp, node, *args):
+    raise _Skip("training-mode batch norm updating its running statistics in place is not supported: call "
+                "model.eval() before compiling (torch.compile's training graphs use the functional form)")
+
+
+@_h(aten._native_batch_norm_legit_functional.default)
+def _bn_training(imp, node, x, w, b, running_mean, running_var, training, momentum, eps):
+    """Training-mode batch norm, functional (aot_autograd's training graphs): the batch statistics over every
+    dim but the channel (dim 1), the norm with them (graph.batch_norm), the saved mean and 1/std, and the
+    running statistics' new values (momentum; the unbiased variance), which aot_autograd copies into the
+    buffers."""
+    if not training:
+        raise _Skip("functional batch norm outside training mode is not supported")
+    xv = imp.t(x)
+    shp = _shape(xv)
+    if len(shp) < 2 or any(d < 0 for d in shp):
+        raise _Skip("batch norm needs a static [N, C, ...] input")
+    outs = node.meta["val"]
+    st = tensor_type(outs[1])  # the statistics' type (fp32 for a low-precision input on CUDA)
+    e = st.get_element_type()
+    dims = [0] + list(range(2, len(shp)))
+    n = _static_numel([shp[d] for d in dims])
+    keep = [1, shp[1]] + [1] * (len(shp) - 2)
+    xs = imp.cast(xv, e)
+    mean = imp.emit("mean", [xs], dims=dims, keepdim=False)
+    d = imp.emit("sub", [xs, imp.reshape(mean, keep)])
+    var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=dims, keepdim=False)
+    y = _bn(imp, x, w, b, x, x, eps, tensor_type(outs[0]), stats=(imp.cast(mean, xv.type.get_element_type()),
+                                                                 imp.cast(var, xv.type.get_element_type())))
+    rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), e)])])
+    m = float(momentum)
+
+    def update(run, new):
+        rv = imp.cast(imp.t(run), e)
+        return imp.emit("add", [imp.emit("mul", [rv, imp.const(1.0 - m, e)]), imp.emit("mul", [new, imp.const(m, e)])])
+
+    unbiased = imp.emit("mul", [var, imp.const(n / max(n - 1, 1), e)])
+    new_rm = imp.cast(update(running_mean, mean), tensor_type(outs[3]).get_element_type())
+    new_rv = imp.cast(update(running_var, unbiased), tensor_type(outs[4]).get_element_type())
+    return (y, imp.reshape(mean, st.get_shape()), imp.reshape(rstd, tensor_type(outs[2]).get_shape()), new_rm, new_rv)
 
 
 # ---- contractions
@@ -1120,6 +1298,142 @@ def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, outp
                     padding=list(padding), dilation=list(dilation), groups=int(groups))
 
 
+@_h(aten.convolution_backward.default)
+def _convolution_backward(imp, node, g, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding,
+                          groups, mask):
+    """The gradients of a (1-D or 2-D, ungrouped) convolution as convolutions of the op table, none new:
+
+    * bias: ``sum(g, [0, 2, 3])``;
+    * weight: ``dW[f, c, kh, kw] = sum_{n, oh, ow} g[n, f, oh, ow] x[n, c, oh s + kh d - p, ...]`` is the
+      convolution of x^T [C, N, H, W] with g^T [F, N, OH, OW] as its weight, stride and dilation swapped,
+      cropped to the kernel and transposed back;
+    * input: ``dX = conv2d(g with s - 1 zeros between its rows and columns, W flipped and transposed, dilation
+      d)``, the zero-inserted gradient placed in zeros (slice_scatter with step s) with d (k - 1) - p rows
+      and columns around it (negative: cropped), so that the output is x's size.
+    """
+    if transposed:
+        raise _Skip("the gradient of a transposed convolution is not supported")
+    if int(groups) != 1:
+        raise _Skip("the gradient of a grouped convolution is not supported")
+    gv, xv, wv = imp.t(g), imp.t(x), imp.t(w)
+    outs = node.meta["val"]
+    one_d = len(_shape(xv)) == 3
+    if one_d:  # a 2-D convolution of height 1
+        gv, xv, wv = (imp.reshape(v, [_shape(v)[0], _shape(v)[1], 1, _shape(v)[2]]) for v in (gv, xv, wv))
+        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+    if len(_shape(xv)) != 4 or any(n < 0 for v in (gv, xv, wv) for n in _shape(v)):
+        raise _Skip("only the gradients of static 1-D and 2-D convolutions are supported")
+    s, p, d = [int(v) for v in _pair(stride)], [int(v) for v in _pair(padding)], [int(v) for v in _pair(dilation)]
+    N, C, H, W = _shape(xv)
+    F, _, KH, KW = _shape(wv)
+    OH, OW = _shape(gv)[2:]
+    e = xv.type.get_element_type()
+    gv = imp.cast(gv, e)
+    dx = dw = db = None
+    if mask[2]:
+        db = imp.cast(imp.emit("sum", [gv], dims=[0, 2, 3]), tensor_type(outs[2]).get_element_type())
+    if mask[1]:
+        xt = imp.emit("permute", [xv], perm=[1, 0, 2, 3])
+        gt = imp.emit("permute", [gv], perm=[1, 0, 2, 3])
+        cw = imp.emit("conv2d", [xt, gt], stride=d, padding=p, dilation=s, groups=1)  # [C, F, >= KH, >= KW]
+        if _shape(cw)[2] != KH:
+            cw = imp.emit("slice", [cw], dim=2, start=0, end=KH)
+        if _shape(cw)[3] != KW:
+            cw = imp.emit("slice", [cw], dim=3, start=0, end=KW)
+        dw = imp.emit("permute", [cw], perm=[1, 0, 2, 3])
+        if one_d:
+            dw = imp.reshape(dw, [F, C, KW])
+    if mask[0]:
+        wf = wv
+        for dim, k in ((2, KH), (3, KW)):
+            if k > 1:
+                rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
+                wf = imp.emit("index_select", [wf, rev], dim=dim)
+        wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C, F, KH, KW], flipped
+        dx = _transposed_window(imp, gv, wt, [N, C, H, W], s, p, d, 1)
+        if one_d:
+            dx = imp.reshape(dx, [N, C, W])
+    return (dx, dw, db)
+
+
+def _transposed_window(imp, gv, wt, out_shape, s, p, d, groups) -> SSAValue:
+    """The input gradient of a windowed op (convolution, average pooling) whose output gradient is ``gv``: a
+    convolution of ``gv`` with ``s - 1`` zeros between its rows and columns (slice_scatter with step s into
+    zeros), ``d (k - 1) - p`` rows and columns around it (negative: cropped), with the flipped, transposed
+    kernel ``wt`` [C, F / groups, KH, KW], dilation d: the output is ``out_shape`` (x's)."""
+    N, C, H, W = out_shape
+    KH, KW = _shape(wt)[2:]
+    e = gv.type.get_element_type()
+    lead = [d[0] * (KH - 1) - p[0], d[1] * (KW - 1) - p[1]]
+    if s == [1, 1] and min(lead) >= 0 and _shape(gv)[2] + 2 * lead[0] - d[0] * (KH - 1) == H and \
+            _shape(gv)[3] + 2 * lead[1] - d[1] * (KW - 1) == W:
+        gd, pad = gv, lead
+    else:  # zero-inserted and padded: gradient row oh at lead + oh s, the total making x's size
+        tot = [H + d[0] * (KH - 1), W + d[1] * (KW - 1)]
+        gd = gv
+        for k, dim in enumerate((2, 3)):
+            n = _shape(gd)[dim]
+            first = max(0, -(-(-lead[k]) // s[k])) if lead[k] < 0 else 0
+            last = min(n, (tot[k] - 1 - lead[k]) // s[k] + 1)
+            if first > 0 or last < n:
+                gd = imp.emit("slice", [gd], dim=dim, start=first, end=last)
+            zshape = list(_shape(gd))
+            zshape[dim] = tot[k]
+            zero = imp.const(0.0, e, zshape)
+            start = lead[k] + first * s[k]
+            gd = imp.emit("slice_scatter", [zero, gd], dim=dim, start=start, end=start + (last - first - 1) * s[k] + 1,
+                          step=s[k])
+        pad = [0, 0]
+    return imp.emit("conv2d", [gd, wt], TensorType(e, [N, C, H, W]), stride=[1, 1], padding=pad, dilation=d,
+                    groups=groups)
+
+
+@_h(aten.avg_pool2d_backward.default)
+def _avg_pool_backward(imp, node, g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each window's gradient divided by the window's divisor and spread over the window: the transposed window
+    (``_transposed_window``) with a kernel of ones, one group per channel; the divisors (padding not counted,
+    ceil_mode's clipped windows, divisor_override) follow torch's rules and the static shapes."""
+    gv, xv = imp.t(g), imp.t(x)
+    shp = _shape(xv)
+    if len(shp) != 4 or any(n < 0 for n in shp + _shape(gv)):
+        raise _Skip("average pooling's gradient needs a static [N, C, H, W] input")
+    N, C, H, W = shp
+    OH, OW = _shape(gv)[2:]
+    k = [int(v) for v in _pair(kernel)]
+    s = [int(v) for v in (_pair(stride) if stride else k)]
+    p = [int(v) for v in _pair(padding)]
+    e = xv.type.get_element_type()
+    if divisor_override:
+        div = np.full((OH, OW), float(divisor_override))
+    else:  # torch: the window clipped to the padded input; without count_include_pad, to the input itself
+        def count(o, K, S, P, n):
+            lo = o * S - P
+            hi = min(lo + K, n + P)
+            if not count_include_pad:
+                lo, hi = max(lo, 0), min(hi, n)
+            return hi - lo
+
+        div = np.array([[count(i, k[0], s[0], p[0], H) * count(j, k[1], s[1], p[1], W) for j in range(OW)]
+                        for i in range(OH)], dtype=np.float64)
+    gv = imp.cast(gv, e)
+    if np.all(div == div.flat[0]):
+        gs = imp.emit("mul", [gv, imp.const(1.0 / float(div.flat[0]), e)])
+    else:
+        gs = imp.emit("div", [gv, imp.const(div, e, [OH, OW])])
+    ones = imp.const(1.0, e, [C, 1, k[0], k[1]])
+    return _transposed_window(imp, gs, ones, shp, s, p, [1, 1], C)
+
+
+@_h(aten._adaptive_avg_pool2d_backward.default)
+def _adaptive_avg_pool_backward(imp, node, g, x):
+    shp = _shape(imp.t(x))
+    out = _shape(imp.t(g))
+    if len(shp) != 4 or any(n <= 0 for n in shp) or shp[2] % out[2] or shp[3] % out[3]:
+        raise _Skip("adaptive average pooling's gradient needs output sizes that divide the input")
+    k = [shp[2] // out[2], shp[3] // out[3]]
+    return _avg_pool_backward(imp, node, g, x, k, k, [0, 0], False, True, None)
+
+
 @_h(aten.conv2d.default)
 def _conv2d(imp, node, x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     if isinstance(padding, str):
@@ -1167,7 +1481,29 @@ def _adaptive_avg_pool(imp, node, x, output_size):
 
 @_h(aten.max_pool2d_with_indices.default)
 def _max_pool_idx(imp, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return (_pool(imp, x, kernel, stride, padding, dilation, ceil_mode, tensor_type(node.meta["val"][0])), None)
+    y = _pool(imp, x, kernel, stride, padding, dilation, ceil_mode, tensor_type(node.meta["val"][0]))
+    # the indices a training graph saves for the backward (dead code, removed, when unused)
+    idx = imp.emit("max_pool2d_indices", [imp.t(x)], tensor_type(node.meta["val"][1]), kernel=_pair(kernel),
+                   stride=_pair(stride) if stride else None, padding=_pair(padding), dilation=_pair(dilation),
+                   ceil_mode=bool(ceil_mode))
+    return (y, idx)
+
+
+@_h(aten.max_pool2d_with_indices_backward.default)
+def _max_pool_backward(imp, node, g, x, kernel, stride, padding, dilation, ceil_mode, indices):
+    """Each window's gradient added at its maximum (the saved flat index into H x W): scatter_reduce (sum) of
+    the op table along the flattened plane of every (n, c)."""
+    gv, xv, iv = imp.t(g), imp.t(x), imp.t(indices)
+    shp = _shape(xv)
+    if len(shp) != 4 or any(d < 0 for d in shp + _shape(gv)):
+        raise _Skip("max pooling's gradient needs a static [N, C, H, W] input")
+    N, C, H, W = shp
+    rows, per = N * C, _static_numel(_shape(gv)[2:])
+    e = xv.type.get_element_type()
+    zeros = imp.const(0.0, e, [rows, H * W])
+    dx = imp.emit("scatter_reduce", [zeros, imp.reshape(iv, [rows, per]), imp.reshape(imp.cast(gv, e), [rows, per])],
+                  dim=1, reduce="sum", include_self=True)
+    return imp.reshape(dx, shp)
 
 
 @_h(aten.max_pool2d.default)
@@ -1276,24 +1612,111 @@ def _embedding_bag(imp, node, w, idx, offsets, scale_grad_by_freq=False, mode=0,
     y = imp.emit("embedding_bag", [imp.t(w), bags], rt, mode=mode_s)
     if node.target in (aten.embedding_bag.default, aten.embedding_bag.padding_idx, aten._embedding_bag.default,
                        aten._embedding_bag_forward_only.default):
-        return (y, None, None, None)
+        return (y, *_bag_helpers(node, offsets, mode, include_last_offset, imp.static.get(offsets)))
     return y
+
+
+def _bag_helpers(node, offsets, mode, include_last_offset, off) -> list:
+    """offset2bag, bag_size, max_indices: what eager's embedding bag returns for its backward. With static
+    offsets and no padding_idx (both required above) they depend on the offsets and the number of indices
+    only: computed once here by the op itself on indices that are all 0, on the graph's device."""
+    if off is None or int(mode) == 2:
+        return [None, None, None]
+    vals = node.meta.get("val")
+    dev = vals[0].device if isinstance(vals, (tuple, list)) and vals[0].device.type != "meta" else "cpu"
+    n = int(node.args[1].meta["val"].shape[0]) if len(node.args[1].meta["val"].shape) == 1 else None
+    if n is None:
+        return [None, None, None]
+    wdt = node.args[0].meta["val"].dtype  # the kernels' helper results depend on the weight's dtype too
+    with torch._subclasses.fake_tensor.unset_fake_temporarily():
+        outs = aten._embedding_bag.default(torch.zeros(1, 1, device=dev, dtype=wdt),
+                                           torch.zeros(n, dtype=torch.int64, device=dev),
+                                           torch.as_tensor(off, device=dev), False, int(mode), False, None,
+                                           bool(include_last_offset))
+        got = [t.cpu().numpy().copy() for t in outs[1:]]
+    # torch's fake kernel and its CPU kernel disagree on offset2bag's size for some dtypes (bf16: n vs 0):
+    # the graph's shape wins, with the values the name says (index j's bag; each bag's size; no max index)
+    nb = len(off) - (1 if include_last_offset else 0)
+    per = n // max(nb, 1)
+    meaning = [np.repeat(np.arange(nb, dtype=np.int64), per), np.full(nb, per, dtype=np.int64), None]
+    out = []
+    for a, v, m in zip(got, vals[1:], meaning):
+        want = tuple(v.shape)
+        if tuple(a.shape) != want:
+            a = m if m is not None and m.shape == want else np.zeros(want, dtype=np.int64)
+        out.append(_StaticArr(a))
+    return out
+
+
+def _scatter_rows(imp, num_weights: int, idx: SSAValue, src: SSAValue, rt) -> SSAValue:
+    """``zeros[num_weights, E]`` with the rows of ``src`` [n, E] added at ``idx`` [n]: the op table's index_add
+    (a scatter-accumulate, pushed from its source rows by the scatter template)."""
+    zeros = imp.const(0.0, rt.get_element_type(), [num_weights, _shape(src)[-1]])
+    return imp.emit("index_add", [zeros, idx, imp.cast(src, rt.get_element_type())], rt, dim=0)
+
+
+@_h(aten.embedding_dense_backward.default)
+def _embedding_dense_backward(imp, node, g, idx, num_weights, padding_idx, scale_grad_by_freq):
+    if scale_grad_by_freq:
+        raise _Skip("scale_grad_by_freq is not supported")
+    gv, iv = imp.t(g), imp.t(idx)
+    n = _static_numel(_shape(iv))
+    if n < 0 or any(d < 0 for d in _shape(gv)):
+        raise _Skip("dynamic shapes are not supported")
+    E = _shape(gv)[-1]
+    iv = imp.reshape(iv, [n])
+    src = imp.reshape(gv, [n, E])
+    pad = int(imp.scalar(padding_idx))
+    if pad >= 0:  # the padding row gets no gradient
+        ie = iv.type.get_element_type()
+        hit = imp.emit("eq", [imp.reshape(iv, [n, 1]), imp.const(pad, ie)])
+        src = imp.emit("where", [hit, imp.const(0.0, src.type.get_element_type()), src])
+    return _scatter_rows(imp, int(imp.scalar(num_weights)), iv, src, imp.out_type())
+
+
+@_h(aten._embedding_bag_backward.default)
+def _embedding_bag_backward(imp, node, g, idx, offsets, offset2bag, bag_size, max_indices, num_weights,
+                            scale_grad_by_freq, mode, sparse, per_sample_weights=None, padding_idx=-1):
+    """sum / mean over bags of one static size: weight row I[b, l] gets g[b] (/ the bag size)."""
+    if sparse or scale_grad_by_freq or per_sample_weights is not None or padding_idx not in (None, -1):
+        raise _Skip("sparse, scale_grad_by_freq, per_sample_weights and padding_idx are not supported")
+    if int(mode) == 2:
+        raise _Skip("the gradient of a max bag is not supported")
+    gv, iv = imp.t(g), imp.t(idx)
+    if len(_shape(iv)) == 2:
+        bags = iv
+    else:
+        off = imp.static.get(offsets) if isinstance(offsets, torch.fx.Node) else None
+        n, nb = _shape(iv)[0], _shape(gv)[0]
+        if off is None or n < 0 or nb <= 0 or len(off) not in (nb, nb + 1) or n % nb or \
+                not np.array_equal(off[:nb], np.arange(0, n, n // nb)):
+            raise _Skip("1-D indices need static offsets of one uniform bag size (an arange)")
+        bags = imp.reshape(iv, [nb, n // nb])
+    nb, per = _shape(bags)
+    E = _shape(gv)[-1]
+    src = imp.emit("expand", [imp.reshape(gv, [nb, 1, E])], shape=[nb, per, E])
+    if int(mode) == 1:
+        src = imp.emit("mul", [src, imp.const(1.0 / per, gv.type.get_element_type())])
+    return _scatter_rows(imp, int(imp.scalar(num_weights)), imp.reshape(bags, [nb * per]),
+                         imp.reshape(src, [nb * per, E]), imp.out_type())
 
 
 @_h(aten.index_put.default, aten.index_put_.default)
 def _index_put(imp, node, x, indices, values, accumulate=False):
     if not accumulate:
         raise _Skip("index_put without accumulate=True is not supported (only scatter-add)")
-    if len(indices) != 1 or indices[0] is None:
+    given = [d for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:  # x[..., I] (None for the leading dims: index_select's gradient along dim d)
         raise _Skip("index_put with more than one index tensor is not supported")
-    xv, iv, vv = imp.t(x), imp.t(indices[0]), imp.t(values)
+    d = given[0]
+    xv, iv, vv = imp.t(x), imp.t(indices[d]), imp.t(values)
     if len(_shape(iv)) != 1:
         raise _Skip("index_put needs a 1-D index tensor")
-    want = [_shape(iv)[0], *_shape(xv)[1:]]
+    want = [*_shape(xv)[:d], _shape(iv)[0], *_shape(xv)[d + 1:]]
     if _shape(vv) != want:
         vv = imp.emit("expand", [vv], TensorType(vv.type.get_element_type(), want), shape=want)
     vv = imp.cast(vv, xv.type.get_element_type())
-    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=0)
+    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=d)
 
 
 @_h(aten.index_add.default)
@@ -1437,16 +1860,24 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
 
 
 def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None, *, with_weights: bool = True,
-                 bad_outputs: Sequence[Unsupported] = (),
-                 torch_weights: bool = False) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+                 bad_outputs: Sequence[Unsupported] = (), torch_weights: bool = False, plan: bool = False):
     """A functional ATen FX graph (torch.export's, or the one aot_autograd hands a ``torch.compile`` backend)
     -> (graph-dialect module, weights name -> numpy).
 
     Shapes and dtypes come from each node's ``meta["val"]`` (fake tensors). ``specs`` maps placeholder names
     to :class:`ArgSpec` (kind, torch name, weight value); placeholders not in it are user inputs. Raises
     UnsupportedOpsError listing every unsupported op (with ``bad_outputs`` added).
+
+    ``plan=True`` (aot_autograd's graphs, whose outputs include the tensors saved for the backward): outputs
+    that are placeholders, statically known values (ArgSpec kind ``static`` marks such a placeholder) or
+    repeats get no function result, and a third value, the :class:`OutputPlan`, says where each comes from.
     """
-    return _Importer(graph, specs or {}, with_weights, bad_outputs, torch_weights).run()
+    imp = _Importer(graph, specs or {}, with_weights, bad_outputs, torch_weights)
+    if plan:
+        imp.plan = OutputPlan([])
+        module, weights = imp.run()
+        return module, weights, imp.plan
+    return imp.run()
 
 
 def import_module(model: torch.nn.Module, example_inputs: Sequence[Any], dynamic_shapes=None, *,

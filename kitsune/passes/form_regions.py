@@ -77,9 +77,9 @@ def row_wise(op: GOp) -> bool:
     if od.category == "reduction" and "dims" in a:
         dims = sorted({d % rank for d in (a["dims"] or range(rank))})
         return dims == list(range(rank - len(dims), rank)) and len(dims) < rank
-    if od.name in ("softmax", "log_softmax"):
+    if od.name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
         return a["dim"] % rank == rank - 1 and rank >= 2
-    if od.name in ("layer_norm", "rms_norm"):
+    if od.name in ("layer_norm", "rms_norm", "layer_norm_backward"):
         return a["normalized_rank"] < rank
     return False
 

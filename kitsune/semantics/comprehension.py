@@ -796,7 +796,10 @@ def evaluate(
         name = s.lhs.tensor
         dt = np.dtype(dtypes.get(name, np.float32))
         if name not in env:
-            env[name] = np.full(bound.shapes[name], _NEUTRAL[s.op], dtype=dt)
+            start = _NEUTRAL[s.op]
+            if dt.kind in "iu" and np.isinf(start):  # an integer min= / max= (max_pool2d_indices): its extreme
+                start = np.iinfo(dt).max if start > 0 else np.iinfo(dt).min
+            env[name] = np.full(bound.shapes[name], start, dtype=dt)
             fresh = True
         else:
             if name in inputs:  # never write into the caller's arrays

@@ -995,6 +995,9 @@ _def(OpDef("constant", [], {}, None, "a dense constant tensor", "constant", resu
            layout_shape=lambda s, a, r: r, layout_eval=None,
            example="%c = graph.constant dense<1.0> : tensor<4xf32>"))
 
+# the backward (gradient) ops of training graphs: their own file, same table
+from kitsune.semantics import grad_ops as _grad_ops  # noqa: E402,F401
+
 # ------------------------------------------------------------------ queries
 
 

@@ -45,6 +45,34 @@ def test_dry_run_one_workload(tmp_path):
     assert (tmp_path / "r.png").stat().st_size > 1000
 
 
+def test_dry_run_training_step(tmp_path):
+    """--train: one training step through torch.compile(backend='kitsune'), every gradient checked (CPU, fp32)."""
+    out = tmp_path / "t.json"
+    p = _run("--dry-run", "--train", "--workloads", "mlp_gpt3_T256", "--modes", "bulk-sync", "--json", str(out),
+             env={"TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    (r,) = json.loads(out.read_text())
+    for k in REQUIRED:
+        assert k in r, k
+    assert r["train"] is True and r["correct"] is True and r["rel_err"] < 1e-4
+    assert r["backend_graphs"] == ["kitsune"] and r["kitsune_backward"] is True
+    assert r["kitsune_ms"] is None  # no timing on the CPU
+    assert "bulk-sync train" in p.stdout and "backward compiled by Kitsune: yes" in p.stdout
+
+
+def test_training_gradient_check():
+    import torch
+
+    from kitsune.bench.train import _ok, grad_errors
+
+    w = {"a": torch.ones(3), "b": torch.ones(2)}
+    assert _ok(grad_errors({"a": torch.ones(3), "b": torch.ones(2) * 1.01}, w))
+    assert not _ok(grad_errors({"a": torch.ones(3), "b": torch.ones(2) * 1.05}, w))
+    errs = grad_errors({"a": torch.ones(3)}, w)  # a missing gradient fails
+    assert errs["b"] != errs["b"] and not _ok(errs)
+    assert not _ok(grad_errors({"a": torch.full((3,), float("nan")), "b": torch.ones(2)}, w))
+
+
 def test_unknown_workload_is_an_error():
     p = _run("--dry-run", "--workloads", "nope")
     assert p.returncode == 2 and "unknown workloads" in p.stderr

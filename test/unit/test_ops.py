@@ -278,6 +278,32 @@ for _n in ("eq", "ne", "le", "ge"):
     _a = ints(3, 4, 5).astype(np.float32)
     CASES[_n].append(Case("ties", [_a, _a[:1]], _BINARY_TORCH[_n]))
 
+# the backward ops (kitsune/semantics/grad_ops.py) against torch autograd (test_grad_ops.py draws more shapes)
+from gradref import grad_case  # noqa: E402
+
+for _n, _shape, _a in [("threshold_backward", (3, 4), {}), ("threshold_backward", (2, 3, 4), {"threshold": 0.5}),
+                       ("gelu_backward", (3, 4), {}), ("gelu_backward", (3, 4), {"approximate": "tanh"}),
+                       ("sigmoid_backward", (3, 4), {}), ("tanh_backward", (5,), {}), ("silu_backward", (3, 4), {}),
+                       ("softmax_backward", (3, 5), {}), ("softmax_backward", (3, 5, 2), {"dim": 1}),
+                       ("log_softmax_backward", (3, 5), {}), ("log_softmax_backward", (4, 3), {"dim": 0}),
+                       ("layer_norm_backward", (3, 8), {}), ("layer_norm_backward", (2, 3, 4), {"normalized_rank": 2}),
+                       ("layer_norm_backward", (4, 6), {"weight": False})]:
+    _ins, _at, _ref = grad_case(_n, _shape, R, **_a)
+    CASES.setdefault(_n, []).append(Case("x".join(map(str, _shape)) + "".join(f"-{k}" for k in _a), _ins, _ref, _at))
+
+# max_pool2d_with_indices' indices (the first maximum of each window), with ties and padding
+_mx = np.round(rn(2, 3, 7, 9) * 2).astype(np.float32)  # rounded: many ties
+CASES["max_pool2d_indices"] = [
+    Case(f"k{_k['kernel'][0]}{_k.get('stride', [''])[0]}{_k.get('padding', [''])[0]}{'c' if _k.get('ceil_mode') else ''}",
+         [_mx], lambda x, k=_k: F.max_pool2d(x, k["kernel"], k.get("stride") or None, k.get("padding", 0),
+                                              k.get("dilation", 1), ceil_mode=k.get("ceil_mode", False),
+                                              return_indices=True)[1], _k,
+         result_types=[ttype(list(F.max_pool2d(torch.from_numpy(_mx), _k["kernel"], _k.get("stride") or None,
+                                               _k.get("padding", 0), _k.get("dilation", 1),
+                                               ceil_mode=_k.get("ceil_mode", False)).shape), i64)])
+    for _k in ({"kernel": [2, 2]}, {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1]},
+               {"kernel": [2, 2], "ceil_mode": True}, {"kernel": [3, 2], "stride": [1, 2], "dilation": [2, 1]})]
+
 ALL = [(name, c) for name, cases in CASES.items() for c in cases]
 
 
