@@ -84,6 +84,27 @@ def is_float(dt: str) -> bool:
 ELEM_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
 
 
+# Names the generated Triton module binds itself (kitsune/codegen/triton_gen: the stage shell, the templates, the
+# runtime text, its imports). A model's argument named like one of them (an input called ``t`` or ``pid``) would
+# shadow it inside the kernels -- a syntax error, or silently wrong code -- so such a tensor gets another name
+# (``reserved_name``); the user's label is unchanged.
+_GENERATED_NAMES = frozenset("""
+    a acc alpha arrived b bad base base64 cap code ctr epoch epoch_ptr err first gsz hi i io it j jj k ks kt l_run lo
+    m m_new m_run mask n nb np nt o o_run off os p pid prof ptr qd readers row rows s sel sm t t_end t_start target
+    tg ticket tl torch triton uses v val vt w gdc_wait gdc_launch_dependents
+""".split())
+_GENERATED_PATTERN = re.compile(r"^(?:(?:v|acc|c|k|j|n|o|p|r|w)\d+(?:_raw)?|k\d+_.*|queue_.*|_.*|[A-Z][A-Z0-9_]*)$")
+
+
+def reserved_name(s: str) -> bool:
+    """Whether identifier ``s`` may clash with a name of the generated module (or Python's own)."""
+    import builtins
+    import keyword
+
+    return (s in _GENERATED_NAMES or keyword.iskeyword(s) or keyword.issoftkeyword(s) or hasattr(builtins, s)
+            or bool(_GENERATED_PATTERN.match(s)))
+
+
 def ident(s: str) -> str:
     """A Python / C identifier from any label."""
     s = re.sub(r"[^0-9A-Za-z_]", "_", s)
@@ -266,8 +287,10 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
     tensors: dict[str, Tensor] = {}
     used: set[str] = set()
 
-    def fresh(label: str) -> str:
+    def fresh(label: str, argument: bool = False) -> str:
         base = ident(label)
+        if argument and reserved_name(base):
+            base = f"arg_{base}"  # a model argument named like the generated code's own names
         n, k = base, 1
         while n in used:
             k += 1
@@ -280,7 +303,7 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
     arg_names: list[str] = []
     for i, a in enumerate(fargs):
         label, role = _arg_label(f, i)
-        n = fresh(label)
+        n = fresh(label, argument=True)
         t = a.type
         if not isinstance(t, TensorType):
             raise CodegenError(f"argument #{i} of @{f.sym_name.data} is not a tensor")

@@ -315,3 +315,31 @@ def test_out_of_range_scatter_index_raises(debug):
     with pytest.raises(IndexError, match="index out of range: 'graph.index_add'"):
         cm(x, torch.tensor([0, 5, 2, 4]), s)
     torch.testing.assert_close(cm(x, i, s), torch.index_add(x, 0, i, s))  # the flag was reset
+
+
+class _Clash(torch.nn.Module):
+    """Inputs named like the generated code's own names: the tile index, the program id, the Triton module, a
+    builtin, a kernel and a fresh temporary."""
+
+    def forward(self, t, pid, tl, range, k0, v3):
+        return (t * 2 + pid) * tl - range + k0 * v3
+
+
+def test_argument_names_never_shadow_generated_names():
+    """A model input named ``t`` used to overwrite the tile index silently, ``pid`` gave a SyntaxError: such
+    arguments get another name in the generated module (the labels the user sees stay), and the result is right."""
+    import ast
+
+    from kitsune.codegen.plan import reserved_name
+
+    m = _Clash().eval()
+    xs = tuple(torch.randn(4, 40, generator=torch.Generator().manual_seed(i)) for i in range(6))
+    for mode in ("bulk-sync", "dataflow"):
+        cm = kitsune.compile(m, xs, mode=mode, cache=False)
+        torch.testing.assert_close(cm(*xs), m(*xs))
+        mod = cm.program.module
+        assert [mod.LABELS[a] for a in mod.ARGS] == ["t", "pid", "tl", "range", "k0", "v3"]
+        assert not any(reserved_name(a) for a in mod.ARGS)
+        tree = ast.parse(cm.source)
+        params = {a.arg for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for a in f.args.args}
+        assert set(mod.ARGS) <= params  # the renamed tensors are what the kernels take
