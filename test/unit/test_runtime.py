@@ -478,7 +478,7 @@ def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
         wait, ticket = body.index("gdc_wait()"), body.index("tl.atomic_add(ctr")
         assert wait < ticket and body.index("tl.load(epoch_ptr)") > wait  # nothing is read before the wait
         assert body.rindex("gdc_launch_dependents()") > body.rindex(f"{k['name']}_")  # PDL 2: after the stage calls
-        assert k["constexprs"]["PDL"] == 2 and k["signature"]["PDL"] == "constexpr"
+        assert k["constexprs"]["PDL"] == 0 and k["signature"]["PDL"] == "constexpr"
     assert cm.program.state["pdl"] == 0  # on the CPU
     monkeypatch.setenv("KITSUNE_PDL", "1")
     mod = cm.program.module

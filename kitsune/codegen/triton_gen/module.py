@@ -227,7 +227,7 @@ class TritonGen:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
                 cx["PROF_ASM"] = True
             sig["PDL"] = "constexpr"
-            cx["PDL"] = 2  # what the GPU runs on sm_90 (the AOT checks compile it); launch() passes it
+            cx["PDL"] = 0  # what the GPU runs by default (the AOT checks compile it); launch() passes KITSUNE_PDL
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "

@@ -163,12 +163,14 @@ def allocate(device):
 
 
 def _pdl(device):
-    """Programmatic dependent launch on this device (CUDA sm_90+: griddepcontrol): KITSUNE_PDL, default 2 (the next
-    kernel may launch once every program of this one has done its work), 1 (once each has started: measured up to
-    45% slower on inception_b8, whose next kernels' early programs crowd a few SMs; bench/kernels/NOTES.md), 0 off."""
+    """Programmatic dependent launch on this device (CUDA sm_90+: griddepcontrol): KITSUNE_PDL, default 0 (off);
+    2: the next kernel may launch once every program of this one has done its work (measured 0 to -3% per launch
+    on the H100, but its trigger at the kernel's end costs the large GEMM tiles registers: spills in
+    mlp_gpt3_T1024's fc1 by sm_90 AOT, not yet measured on a GPU); 1: once each has started (up to 45% slower on
+    inception_b8). bench/kernels/NOTES.md section 8."""
     if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
         return 0
-    return int(os.environ.get("KITSUNE_PDL", "2"))
+    return int(os.environ.get("KITSUNE_PDL", "0"))
 
 
 def _prof(state, k):
