@@ -177,33 +177,22 @@ class GemvConfig(Config):
         eff = min(1.0, inflight / (32 * 1024)) * min(1.0, active / gpu.sm_count)
         if not self.DOT and self.BN * self.BK > 8192:
             eff *= 0.6
-        if not self.DOT and math.ceil(p.K / (self.SPLIT * self.BK)) > 1:
-            # an FMA K loop is not software-pipelined (no cp.async without tl.dot): each iteration waits for its
-            # loads. Measured (bench/kernels/gemv_probe.py, H100, Llama gate/up 16384 x 2048): a program's whole
-            # [BN, K] block in one go 24.4 us, the best looped variant 26.1-26.4 us
-            eff *= 0.92
-        nbytes = p.N * p.K * p.elem_bytes * p.batch
+        nbytes = (p.N * p.K + p.M * p.K * math.ceil(p.N / self.BN)) * p.elem_bytes * p.batch
         if self.SPLIT > 1:
             nbytes += 2 * self.SPLIT * p.M * p.N * p.batch * 4  # the fp32 partial slices, written and read
-        # every program re-reads its rows of the activation: from L2 (M x K is small), beside the weight stream
-        reread = p.M * p.K * math.ceil(p.N / self.BN) * p.elem_bytes * p.batch
-        return max(nbytes / (gpu.dram_bw * max(eff, 1e-3)), reread / gpu.l2_bw) + 0.5e-6 * (self.SPLIT - 1)
+        return nbytes / (gpu.dram_bw * max(eff, 1e-3)) + 0.5e-6 * (self.SPLIT - 1)
 
     @staticmethod
     def space(p: Problem) -> list["GemvConfig"]:
         out = []
         for dot in ((False, True) if p.M > 1 else (False,)):
-            for BN in ((32, 64) if dot else (4, 8, 16, 32, 64)):
-                # FMA blocks: also a part's whole K in one block (no loop) where [BN, BK] stays <= 8192 elements
-                bks = (128, 256, 512) if dot else tuple(sorted({128, 256, 512, 1024, 2048}))
-                for BK in bks:
+            for BN in ((32, 64) if dot else (16, 32, 64)):
+                for BK in (128, 256, 512):
                     for split in (1, 2, 4, 8):
                         if split > 1 and (not p.split_ok or p.K < split * BK):
                             continue
-                        if BK > 2 * _pow2_ge(p.K) or BK > _pow2_ge(-(-p.K // split)):
+                        if BK > 2 * _pow2_ge(p.K):
                             continue
-                        if not dot and (BK > 512 or BN < 16) and (BN * BK > 8192 or p.M > 1):
-                            continue  # wide or thin FMA blocks: only for one row, and only small ones
                         out.append(GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=dot, warps=4))
         return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
 
