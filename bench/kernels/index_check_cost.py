@@ -5,7 +5,7 @@
     TRITON_INTERPRET=1 python bench/kernels/index_check_cost.py --dry-run     # CPU: tiny scale, no timing
 
 Per mode, two programs of the same lowering: ``kitsune.compile(..., index_checks=True)`` (the default) and
-``index_checks=False`` (no ``_index_check`` in the kernels, no flag copy after a call). Both are checked against
+``index_checks=False`` (no ``_index_check`` in the kernels, no flag read at a call). Both are checked against
 eager on a fresh input set (rel. err < 2e-2, as ``python -m kitsune.bench``), and the checked one is shown to
 catch a bad index: a call with one table id out of range, a synchronize, then the next call must raise
 ``KitsuneIndexError`` (the lazy, non-synchronising check), with and without ``cuda_graph``, and a correct call
@@ -242,7 +242,7 @@ def table(records, dry) -> str:
                      f"{f(r.get('rel_err_on'), '.1e'):>8}/{f(r.get('rel_err_off'), '.1e'):<8}  {sem}"
                      + (f"  ERROR {r['error']}" if r.get("error") else ""))
     lines.append("ms: median over rounds of do_bench medians; kern = the launch in a CUDA graph (kitsune_ms); "
-                 "call = program(*inputs) with cuda_graph=True (input copies, replay, flag copy); "
+                 "call = program(*inputs) with cuda_graph=True (input copies, replay, flag read); "
                  "cost % = on / off - 1" + ("  [dry run: no timing]" if dry else ""))
     return "\n".join(lines)
 

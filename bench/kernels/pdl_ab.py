@@ -3,10 +3,11 @@ program started), 2 (once every program did its work).
 
     python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--rounds 4] [--out FILE.json]
 
-Per workload and mode, one compiled program; its launch (every kernel, in order, with ``state["pdl"]`` set or
-not: ``launch_pdl`` + ``griddepcontrol`` in each kernel) is captured in two CUDA graphs, checked against eager
-(bf16, rel. err < 2e-2, both graphs' outputs), and timed alternately (``graph_us``: 20 launches per graph,
-do_bench median), ``--rounds`` times, the order flipping every round. Prints the medians and on / off - 1.
+Per workload and mode, one compiled program; its launch (every kernel, in order, with ``state["pdl"]`` 0, 1 or 2:
+``launch_pdl`` + ``griddepcontrol`` in each kernel when set) is checked against eager (bf16, rel. err < 2e-2, each
+setting and once more after the timing) and timed in CUDA graphs (``graph_us``: 20 launches per graph, do_bench
+median), the three settings alternately, ``--rounds`` times, the order flipping every round. Prints the medians
+and each setting / off - 1.
 """
 
 from __future__ import annotations

@@ -24,24 +24,7 @@ import sys
 
 import triton
 import triton.language as tl
-
-
-@triton.jit
-def _epilogue(acc, bias, c, pm, pn, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, GELU: tl.constexpr):
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    v = acc + tl.load(bias + rn).to(tl.float32)[None, :]
-    if GELU:
-        v = 0.5 * v * (1.0 + tl.erf(v * 0.7071067811865476))
-    tl.store(c + rm[:, None] * N + rn[None, :], v.to(tl.bfloat16))
-
-
-@triton.jit
-def _tile_of(t, TM: tl.constexpr, TN: tl.constexpr, GROUP: tl.constexpr):
-    per = GROUP * TN
-    first = (t // per) * GROUP
-    gsz = tl.minimum(TM - first, GROUP)
-    return first + (t % per) % gsz, (t % per) // gsz
+from streamk_probe import _epilogue, _tile_of, gemm_dp  # the first probe's epilogue, tile order, data-parallel GEMM
 
 
 @triton.jit
@@ -110,22 +93,6 @@ def gemm_skf(a, w, bias, c, part, cnt, M: tl.constexpr, N: tl.constexpr, K: tl.c
         r0, r1 = _tile_programs(t1, IPT, TOTAL, NPROG)
         if r0 != r1:
             _fixup(t1, part, cnt, bias, c, tile_off, N, TM, TN, BM, BN, IPT, TOTAL, NPROG, MAXSEG, GELU)
-
-
-@triton.jit
-def gemm_dp(a, w, bias, c, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr,
-            BN: tl.constexpr, BK: tl.constexpr, GELU: tl.constexpr):
-    t = tl.program_id(0)
-    pm, pn = _tile_of(t, M // BM, N // BN, 8)
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BM, BN], tl.float32)
-    for k in range(0, K, BK):
-        x = tl.load(a + rm[:, None] * K + k + rk[None, :])
-        y = tl.load(w + rn[:, None] * K + k + rk[None, :])
-        acc = tl.dot(x, tl.trans(y), acc)
-    _epilogue(acc, bias, c, pm, pn, N, BM, BN, GELU)
 
 
 def maxseg(M, N, K, BM, BN, BK, nprog):

@@ -244,8 +244,8 @@ class HostFlag:
     """A program's error flag in mapped, pinned host memory (on a GPU): the kernels' failing index checks
     write it directly (pinned memory is device-addressable under unified addressing), so watching it costs a
     call nothing on the GPU. ``value`` reads the host word without waiting; ``settle`` waits for the work in
-    flight (which may still write it); ``reset`` settles and clears it. On a CPU device (tests) it is a plain
-    tensor and nothing waits."""
+    flight (which may still write it; the module's ``check`` then reads and clears it). On a CPU device (tests)
+    it is a plain tensor and nothing waits."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -262,10 +262,6 @@ class HostFlag:
     def settle(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-
-    def reset(self) -> None:
-        self.settle()
-        self._word[0] = 0
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:

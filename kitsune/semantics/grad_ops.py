@@ -55,6 +55,7 @@ from __future__ import annotations
 import re
 
 from kitsune.semantics.optable import (
+    MAX_POOL2D_ATTRS,
     Attr,
     Instance,
     OpDef,
@@ -193,9 +194,7 @@ def _max_pool2d_indices(shapes, attrs) -> Instance:
     return Instance(text, {"X": 0}, ["Y"], params, extents=ext, declared={"Y": out, "M": out})
 
 
-_def(OpDef("max_pool2d_indices", [Operand("x")],
-           {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
-            "dilation": Attr("ints", (1, 1)), "ceil_mode": Attr("bool", False)}, _max_pool2d_indices,
+_def(OpDef("max_pool2d_indices", [Operand("x")], MAX_POOL2D_ATTRS, _max_pool2d_indices,
            "the indices max_pool2d_with_indices returns: per window the flat index h * W + w (into the input's "
            "H x W plane) of its first maximum in row-major order (a window holding NaN: undefined)", "reduction",
            result_dtype="free"))

@@ -521,9 +521,11 @@ def _max_pool2d(shapes, attrs):
                     {"X": 0}, ["Y"], params, extents=ext, declared={"Y": out})
 
 
-_def(OpDef("max_pool2d", [Operand("x")],
-           {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
-            "dilation": Attr("ints", (1, 1)), "ceil_mode": Attr("bool", False)}, _max_pool2d,
+# max_pool2d's attributes (grad_ops' max_pool2d_indices takes the same window)
+MAX_POOL2D_ATTRS = {"kernel": Attr("ints"), "stride": Attr("ints", ()), "padding": Attr("ints", (0, 0)),
+                    "dilation": Attr("ints", (1, 1)), "ceil_mode": Attr("bool", False)}
+
+_def(OpDef("max_pool2d", [Operand("x")], MAX_POOL2D_ATTRS, _max_pool2d,
            "2-d max pooling, NCHW (stride defaults to the kernel), -inf padding, NaN propagates; ceil_mode "
            "rounds the output size up (torch's rule)", "reduction",
            example="%y = graph.max_pool2d %x {kernel = [3, 3], stride = [1, 1], padding = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>"))

@@ -173,6 +173,11 @@ def _pdl(device):
     return int(os.environ.get("KITSUNE_PDL", "0"))
 
 
+def _pdl_args(state):
+    """The launch keywords of programmatic dependent launch for ``state`` (none when it is off)."""
+    return {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
+
+
 def _prof(state, k):
     """The profile buffer and PROF_ASM (keywords) (globaltimer / smid on a GPU, a logical clock in the interpreter)."""
     if not k.get("profile"):
@@ -198,7 +203,7 @@ def launch(state, tensors, watchdog=0):
     env = dict(state["buffers"])
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
-    pdl = {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
+    pdl = _pdl_args(state)
     for k in KERNELS:
         pk = _prof(state, k)
         for n in k["zero"]:  # scatter results: the kernel adds into them
@@ -222,9 +227,8 @@ def residency(state, tensors):
     for k in KERNELS:
         pk = _prof(state, k)
         args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"], k["ticket"]]
-        pdl = {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
-                            grid=(k["grid"],), **pk, **pdl)
+                            grid=(k["grid"],), **pk, **_pdl_args(state))
         ck._init_handles()
         threads = 32 * k["num_warps"]
         regs = max(1, ck.n_regs) * threads
