@@ -56,6 +56,9 @@ from kitsune.dialects.values import constant_value
 
 
 WHOLE_LIMIT = 1 << 16
+COUNTER_LINE = 32  # int32 counters per 128-byte L2 line
+WAIT_CODE = 1 << 19
+"""Error-flag codes from here up to the index checks' name a temporal wait whose debug watchdog fired."""
 
 
 class CodegenError(Exception):
@@ -191,6 +194,14 @@ class Stage:
     part); ``ntiles`` counters from ``split_base`` count each tile's arrivals."""
     workspace: str | None = None
     split_base: int = 0
+    done: int | None = None
+    """A temporal producer (a later stage of its kernel reads its results): the counter its programs
+    release-increment once each, after all their work items."""
+    waits: list[tuple[int, int, str]] = field(default_factory=list)
+    """A temporal consumer: per earlier stage of its kernel whose results it reads, (that stage's ``done``
+    counter, its programs per run, its name); the stage's programs wait until every one has finished."""
+    awaited: set[str] = field(default_factory=set)
+    """Global buffers written by an earlier stage of this kernel (read only after the waits, through L2)."""
 
     @property
     def ntiles(self) -> int:
@@ -357,6 +368,30 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         result_buffers.setdefault(v, []).append(n)
     qops = kop.queues()
     stages = kop.stages()
+    # temporal dependences: a stage's operand that is an earlier stage's result lives in a global buffer (the
+    # kernel result's, when it is one too) that the producer writes and the consumer reads after its waits
+    producers: dict[StageOp, list[StageOp]] = {}
+    for s in stages:
+        for o in s.ins:
+            p = o.owner
+            if isinstance(p, StageOp):
+                if p not in producers.setdefault(s, []):
+                    producers[s].append(p)
+                if o not in result_buffers:
+                    n = fresh(f"{kop.kernel_name}_{p.stage_name}_out{o.index}")
+                    tensors[n] = Tensor(n, tensor_shape(o.type), dtype_key(o.type.get_element_type()), "buffer",
+                                        f"{kop.kernel_name} stage {p.stage_name} result #{o.index}")
+                    result_buffers[o] = [n]
+                names[o] = result_buffers[o][0]
+    done_counter: dict[StageOp, int] = {}
+    for s in stages:
+        for p in producers.get(s, []):
+            if p not in done_counter:
+                # one 128-byte line per counter: the programs polling it do not slow the atomics on others
+                # (the ticket counters, other stages' counters)
+                base = -(-plan.counters // COUNTER_LINE) * COUNTER_LINE
+                done_counter[p] = base
+                plan.counters = base + COUNTER_LINE
     pushed_by: dict[str, StageOp] = {}
     popped_by: dict[str, tuple[StageOp, str]] = {}
     for s in stages:
@@ -418,6 +453,11 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         st = Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
                    tuple(s.grid()), args, stores, pushes, pops, store_tiles, s.template(), s.config(),
                    s.split() if plan.splits else 1)
+        st.done = done_counter.get(s)
+        for p in producers.get(s, []):
+            plo, phi = p.pid_range()
+            st.waits.append((done_counter[p], phi - plo, p.stage_name))
+            st.awaited |= {names[o] for o in s.ins if o.owner is p}
         if st.template == "scatter" and plan.splits:
             if st.pushes or any(whole for _, _, whole in st.stores):
                 raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "

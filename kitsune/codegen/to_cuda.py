@@ -49,7 +49,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from kitsune.codegen.plan import CodegenError, Kernel, Plan, Queue, Stage, build_plan, dtype_key, ident
+from kitsune.codegen.plan import WAIT_CODE, CodegenError, Kernel, Plan, Queue, Stage, build_plan, dtype_key, ident
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.gpu_queue import PopOp, PushOp, YieldOp
 from kitsune.dialects.regions import grid_of, tensor_shape
@@ -191,10 +191,20 @@ class _Gen:
         self.lines: list[str] = []  # device functions
         self.consts: list[str] = []
         self.global_fns: dict[str, TInfo] = {}  # global tensor / queue storage -> loader
+        # buffers an earlier stage of the same kernel writes (temporal dependences): read through L2
+        self.awaited = {n for k in plan.kernels for st in k.stages for n in st.awaited}
+        self.waits: list[tuple[str, str, str]] = []
         self.nconst = 0
         self.field = {n: f"g_{n}" for n in plan.tensors}
         for q in plan.queues:
             self.field[q.storage] = f"g_{q.storage}"
+
+    def wait_index(self, kernel: str, stage: str, producer: str) -> int:
+        """The index of a temporal wait (its watchdog sets err to WAIT_CODE + index)."""
+        key = (kernel, stage, producer)
+        if key not in self.waits:
+            self.waits.append(key)
+        return self.waits.index(key)
 
     # ------------------------------------------------------------ loaders
 
@@ -211,7 +221,9 @@ class _Gen:
         sig = ", ".join(["const Params& P"] + [f"long long {i}" for i in idx])
         self.lines += [f"// global tensor {name} ({t.role}{', ' + t.label if t.label and t.label != name else ''}) "
                        f"{list(shape)} {t.dtype}",
-                       f"__device__ __forceinline__ {rt} {fn}({sig}) {{ return {conv}(P.{self.field[name]}[{_ravel(idx, shape)}]); }}",
+                       f"__device__ __forceinline__ {rt} {fn}({sig}) {{ return {conv}("
+                       + (f"kt_ldq(P.{self.field[name]} + {_ravel(idx, shape)})" if name in self.awaited
+                          else f"P.{self.field[name]}[{_ravel(idx, shape)}]") + "); }",
                        ""]
         info = TInfo(fn, shape, is_int)
         self.global_fns[name] = info
@@ -653,6 +665,14 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
     for v, buf, whole in st.stores:
         L.append(f"//   stores {buf}" + (" (whole, by the program of tile 0)" if whole else " (tile by tile)"))
     L.append(f"__device__ __noinline__ void {fname}(const Params& P, int pid, int e) {{")
+    if st.waits:  # temporal dependences: every program of each producer stage has finished
+        L.append("  if (threadIdx.x == 0) {")
+        for i, (c, n, name) in enumerate(st.waits):
+            L.append(f"    kt_wait_geq(P.counters + {c}, (int)(((long long)e + 1) * {n}LL), "
+                     f"{WAIT_CODE - 1 + gen.wait_index(kernel.name, st.name, name)}, P.err, P.watchdog);  "
+                     f"// stage \"{name}\"")
+        L.append("  }")
+        L.append("  __syncthreads();")
     L.append(f"  for (long long t = pid - {st.lo}; t < {st.ntiles}LL; t += {st.programs}) {{  // this program's tiles")
     cn = [f"c{d}" for d in range(r)]
     L += _unravel_lines("t", st.grid, cn, "    ")
@@ -757,6 +777,9 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
     elif not st.pushes:
         L.append("    __syncthreads();")
     L.append("  }")
+    if st.done is not None:  # a temporal producer: this program has finished
+        L.append("  __syncthreads();")
+        L.append(f"  if (threadIdx.x == 0) {{ __threadfence(); kt_red_release(P.counters + {st.done}, 1); }}")
     L.append("}")
     L.append("")
     return L

@@ -47,6 +47,14 @@ graph replays. ``pop`` carries the tile relation of the channel it implements:
 ``tile`` (consumer tile ``i`` waits on producer tile ``i``), ``rows`` (on the
 producer's whole row band) or ``all`` (on every tile).
 
+**Temporal dependences**: a stage's operand may also be the result of an *earlier* stage of the same kernel
+(lower program ids). The producer writes it to a global buffer and each of its programs, once all its work
+items are done, release-increments the stage's counter; the consumer's programs wait (acquire) until every
+producer program has counted itself before their first work item, then read the buffer (in L2 when small).
+This is temporal placement (``kitsune.passes.placement``): stages one after another in one launch, without a
+kernel boundary, and, since a program only ever waits on programs that took their tickets before it, without
+needing the grid to be resident.
+
 **No deadlock by construction** (verified): a stage pops only from queues pushed
 by a stage whose program ids are all *lower* than its own, stage ranges lie in
 the grid and do not overlap, capacities are positive. Results of a kernel are
@@ -458,9 +466,18 @@ class StageOp(IRDLOperation):
             if t < 1 or (d >= 0 and t > d):
                 fail(f"tile size {t} of dim {i} must be in [1, {d}]")
         for i, o in enumerate(self.ins):
-            if not (isinstance(o.owner, Block) and o.owner is k.body.blocks.first):
-                fail(f"operand #{i} must be a block argument of the kernel (stages share values only "
-                     f"through global memory buffers or queues)")
+            if isinstance(o.owner, Block) and o.owner is k.body.blocks.first:
+                continue
+            prod = o.owner
+            if isinstance(prod, StageOp) and prod.parent_op() is k:
+                plo, phi = prod.pid_range()
+                if prod is self or phi > lo:
+                    fail(f"operand #{i} is a result of stage \"{prod.stage_name}\" (program ids [{plo}, {phi})), "
+                         f"which does not come before this stage's [{lo}, {hi}): a program may wait only on "
+                         f"programs of lower ids")
+                continue
+            fail(f"operand #{i} must be a block argument of the kernel or a result of an earlier stage of it "
+                 f"(stages share values only through global memory buffers or queues)")
 
 
 # ------------------------------------------------------------------ kernel

@@ -55,18 +55,26 @@ BK = 64
 PIPE = 3
 
 
+def _template_config(st) -> tuple[str, dict[str, int]]:
+    """(template, config) of a ``gpu_queue.stage`` or a ``dataflow.task`` (their attributes)."""
+    t = st.attributes.get("template")
+    c = st.attributes.get("config")
+    cfg = {k: int(v.value.data) for k, v in c.data.items()} if c is not None else {}
+    return (t.data if isinstance(t, StringAttr) else "generic"), cfg
+
+
 def stage_resources(st: gq.StageOp, gpu: GPU) -> Resources:
-    """Warps, registers per thread and shared memory of one stage, before the first compile: the template's
-    resource model when ``kitsune-choose-schedules`` gave the stage a config, else a model of the generic
-    evaluator (a contraction stages ``(tile_m + tile_n) x 64`` operand tiles, 3-deep; 8 warps for tiles of at
-    least 128 x 128)."""
+    """Warps, registers per thread and shared memory of one stage (or ``dataflow.task``), before the first
+    compile: the template's resource model when ``kitsune-choose-schedules`` gave the stage a config, else a
+    model of the generic evaluator (a contraction stages ``(tile_m + tile_n) x 64`` operand tiles, 3-deep;
+    8 warps for tiles of at least 128 x 128)."""
     ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
     contr = [o for o in ops if o.OPDEF.category == "contraction"]
     eb = max([elem_bytes(o.operands[0].type) for o in contr] or [2])
-    cfg = st.config()
-    if cfg and st.template() in CONFIGS:
-        c = config_from(st.template(), cfg)
-        return c.resources(Problem(st.template(), elem_bytes=eb))
+    template, cfg = _template_config(st)
+    if cfg and template in CONFIGS:
+        c = config_from(template, cfg)
+        return c.resources(Problem(template, elem_bytes=eb))
     if not contr:
         return Resources(4, REGS_PER_THREAD, 0)
     tile = st.tile_sizes()
@@ -99,11 +107,13 @@ def scaled_gpu(gpu: GPU, s: int) -> GPU:
 class StageCost:
     """Time of one stage as a function of its SM count (memoised)."""
 
-    def __init__(self, st: gq.StageOp, gpu: GPU, ctas: int):
+    def __init__(self, st: gq.StageOp, gpu: GPU, ctas: int, work_items: int | None = None):
+        """``st``: a stage, or a ``dataflow.task`` with its ``work_items`` given."""
         ops = [o for o in st.body.blocks.first.ops if isinstance(o, GOp)]
-        e = cost.estimate_task(ops, gpu, tiles=st.work_items(), ctas_per_sm=ctas, launch=False)
+        items = st.work_items() if work_items is None else work_items
+        e = cost.estimate_task(ops, gpu, tiles=items, ctas_per_sm=ctas, launch=False)
         self.fl, self.bytes = e.flops_by_class, e.bytes
-        self.tiles = st.work_items()
+        self.tiles = items
         self.ctas = ctas
         self.useful = max(1, math.ceil(self.tiles / ctas))
         self.gpu = gpu
@@ -165,7 +175,7 @@ class AllocateSMsPass(ModulePass):
 
 def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     stages = k.stages()
-    if len(stages) > gpu.sm_count:
+    if len(stages) > gpu.sm_count and k.attributes.get("placement") != StringAttr("temporal"):
         raise DiagnosticException(
             f"{fmt_loc(k)}'gpu_queue.kernel' \"{k.kernel_name}\" has {len(stages)} concurrent stages but "
             f"{gpu.name} has only {gpu.sm_count} SMs (each stage needs at least one); split the kernel "
@@ -176,6 +186,8 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     regs = max(r.regs_per_thread for r in needs)
     ctas = ctas_per_sm(warps, smem, gpu, regs)
     costs = [StageCost(s, gpu, ctas) for s in stages]
+    if k.attributes.get("placement") == StringAttr("temporal"):
+        return allocate_temporal(k, stages, costs, gpu, warps, smem, ctas)
     alloc = allocate(costs, gpu.sm_count)
     lo = 0
     lines = []
@@ -200,4 +212,50 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     k.attributes["est_us"] = FloatAttr(round(worst * 1e6, 3), f64)
     head = (f" kernel \"{k.kernel_name}\": {len(stages)} stage(s), {sum(alloc)} of {gpu.sm_count} SMs, grid {lo}, "
             f"{warps} warps, {smem} B smem, {ctas} CTA/SM, est {worst * 1e6:.2f} us")
+    return [head] + lines
+
+
+def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[StageCost], gpu: GPU, warps: int,
+                      smem: int, ctas: int) -> list[str]:
+    """A temporal kernel: every stage gets a persistent grid over the SMs that make it faster (a stage alone),
+    one program-id range after another in the stages' (topological) order; its time is the sum over dependence
+    depths of the depth's stages sharing the GPU."""
+    lo, lines = 0, []
+    depth: dict[gq.StageOp, int] = {}
+    synced = {o.owner for s in stages for o in s.ins if isinstance(o.owner, gq.StageOp)}
+    for s, c in zip(stages, costs):
+        depth[s] = max([depth[o.owner] + 1 for o in s.ins if o.owner in depth] or [0])
+        if s in depth and depth[s]:
+            synced.add(s)
+        a = allocate([c], gpu.sm_count)[0]
+        # a stage that waits or signals is persistent: a program waits once and signals once, whatever number
+        # of work items it runs (measured: 2048 one-item programs of a small GEMM paid 4.6x the item's time in
+        # waits and fences); others as in a bulk-sync kernel (a program per work item, gemm / gemv persistent)
+        persistent = s in synced or s.template() in ("gemm", "gemv")
+        n = max(1, min(a * ctas, c.tiles)) if persistent else c.tiles
+        s.set_pids(lo, lo + n)
+        e = c.est(a)
+        s.attributes["sms"] = IntegerAttr(a, i64)
+        s.attributes["est_us"] = FloatAttr(round(e.time_s * 1e6, 3), f64)
+        s.attributes["bound"] = StringAttr(e.bound)
+        lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": programs [{lo}, {lo + n}) for {c.tiles} "
+                     f"tiles (up to {a} SMs), {e.time_s * 1e6:.2f} us ({e.bound})")
+        lo += n
+    # stages of one dependence depth run side by side: their work shares the GPU; depths follow one another
+    total = 0.0
+    for d in sorted(set(depth.values())):
+        fl: dict[str, int] = {}
+        nbytes = items = 0
+        for s, c in zip(stages, costs):
+            if depth[s] == d:
+                for key, f in c.fl.items():
+                    fl[key] = fl.get(key, 0) + f
+                nbytes += c.bytes
+                items += c.tiles
+        total += cost._kernel(fl, nbytes, gpu, items, ctas, False).time_s
+    k.set_launch(lo, warps, smem)
+    k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
+    k.attributes["est_us"] = FloatAttr(round(total * 1e6, 3), f64)
+    head = (f" kernel \"{k.kernel_name}\" (temporal): {len(stages)} stage(s) in order, grid {lo}, {warps} warps, "
+            f"{smem} B smem, {ctas} CTA/SM, est {total * 1e6:.2f} us")
     return [head] + lines

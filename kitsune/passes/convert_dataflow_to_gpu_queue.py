@@ -7,7 +7,11 @@ schedule decides which stages share a kernel:
   boundary (the vertical-fusion baseline); independent tasks of one dependence level and
   one schedule class (``schedule_class``) share a kernel as side-by-side stages, so
   DLRM's eight embedding bags or a split attention's partials are one launch, not eight.
-* ``mode=dataflow``: each task gets a *level*: ``level(t) = max over producers p of
+* ``mode=dataflow``, placement (``placement``, default ``auto``; ``kitsune.passes.placement`` decides per level
+  from the cost model): **temporal** levels' tasks run one after another in one kernel per launch class, a
+  consumer stage reading its producer stage's result from memory after waiting on its counter (the kernel
+  carries ``placement = "temporal"``); **spatial** levels as follows.
+* ``mode=dataflow``, spatial: each task gets a *level*: ``level(t) = max over producers p of
   level(p) + (1 if the channel p -> t has relation "all" else 0)``. Tasks of one
   level form one persistent kernel (independent tasks -- DLRM's bags, Inception's
   branches -- become concurrent stages); "tile" / "rows" channels between tasks of
@@ -28,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -36,6 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from kitsune.dialects import dataflow as df
 from kitsune.dialects import gpu_queue as gq
 from kitsune.gpu import parse_gpu_option
+from kitsune.passes.placement import PLACEMENTS, cut_by_launch_class, level_placement, task_levels
 
 MODES = ("dataflow", "bulk-sync")
 
@@ -89,28 +94,32 @@ def side_by_side(tasks: list[df.TaskOp], max_stages: int) -> list[list[df.TaskOp
     return out
 
 
-def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int) -> list[list[df.TaskOp]]:
-    """The kernels (lists of tasks in topological order) of a dataflow graph."""
+def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int, placement: str = "spatial",
+                    gpu=None) -> list[tuple[list[df.TaskOp], str]]:
+    """The kernels (lists of tasks in topological order, each with its placement: 'bulk-sync', 'spatial' or
+    'temporal') of a dataflow graph."""
     tasks = g.tasks()
     if mode == "bulk-sync":
-        return side_by_side(tasks, max_stages)
-    level: dict[df.TaskOp, int] = {}
-    for t in tasks:
-        lv = 0
-        for o in t.ins:
-            ch = o.owner
-            if isinstance(ch, df.ChannelOp):
-                p = ch.source.owner
-                # a queue carries tiles of its producer's tile; a further result of another shape (a split
-                # attention's row max next to its output) goes through memory, across a kernel boundary
-                boundary = ch.rel == "all" or list(queue_tile(p, ch.source)) != list(p.tile_sizes())
-                lv = max(lv, level[p] + (1 if boundary else 0))
-        level[t] = lv
-    out: list[list[df.TaskOp]] = []
-    for lv in sorted(set(level.values())):
-        group = [t for t in tasks if level[t] == lv]
+        return [(ks, "bulk-sync") for ks in side_by_side(tasks, max_stages)]
+    level = task_levels(tasks, queue_tile)
+    levels = [[t for t in tasks if level[t] == lv] for lv in sorted(set(level.values()))]
+    out: list[tuple[list[df.TaskOp], str]] = []
+    run: list[df.TaskOp] = []  # consecutive temporal tasks, in topological order
+
+    def flush():
+        for ks in cut_by_launch_class(run, gpu):
+            out.append((ks, "temporal"))
+        run.clear()
+
+    for group in levels:
+        where = placement if placement != "auto" else level_placement(group, gpu)
+        if where == "temporal":
+            run.extend(group)
+            continue
+        flush()
         for i in range(0, len(group), max_stages):
-            out.append(group[i:i + max_stages])
+            out.append((group[i:i + max_stages], "spatial"))
+    flush()
     return out
 
 
@@ -123,20 +132,29 @@ class ConvertDataflowToGpuQueuePass(ModulePass):
     mode: str = "dataflow"
     """dataflow (persistent kernels, queues) or bulk-sync (kernel boundaries at every channel)."""
     gpu: str = "h100"
-    """GPU (its SM count bounds the stages of one kernel)."""
+    """GPU (its SM count bounds the stages of one spatial kernel; the cost model of placement=auto)."""
+    placement: str = "auto"
+    """dataflow mode: auto (per level, from the cost model), spatial (levels, queues) or temporal (consecutive
+    tasks in one kernel, counters between stages); see kitsune.passes.placement."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
             raise DiagnosticException(f"convert-dataflow-to-gpu-queue: mode must be one of {', '.join(MODES)}, "
                                       f"got '{self.mode}'")
+        if self.placement not in PLACEMENTS:
+            raise DiagnosticException(f"convert-dataflow-to-gpu-queue: placement must be one of "
+                                      f"{', '.join(PLACEMENTS)}, got '{self.placement}'")
         gpu = parse_gpu_option(self.gpu)
         for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
-            convert_graph(g, self.mode, gpu.sm_count)
+            convert_graph(g, self.mode, gpu.sm_count, self.placement, gpu)
 
 
-def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
+def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "spatial", gpu=None
+                  ) -> gq.ProgramOp:
     gblock = g.body.blocks.first
-    kernels = kernel_of_tasks(g, mode, max_stages)
+    placed = kernel_of_tasks(g, mode, max_stages, placement, gpu)
+    kernels = [ks for ks, _ in placed]
+    temporal = {i for i, (_, where) in enumerate(placed) if where == "temporal"}
     kid = {t: i for i, ks in enumerate(kernels) for t in ks}
     pblock = Block(arg_types=[a.type for a in gblock.args])
     for a, b in zip(gblock.args, pblock.args):
@@ -158,7 +176,8 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
                 if not isinstance(ch, df.ChannelOp):
                     continue
                 p = ch.source.owner
-                if kid[p] == kid[t] and ch.rel in ("tile", "rows") and (ch, t) not in queued:
+                if kid[p] == kid[t] and kid[t] not in temporal and ch.rel in ("tile", "rows") \
+                        and (ch, t) not in queued:
                     queued[(ch, t)] = f"q{nq}"
                     nq += 1
                 elif kid[p] != kid[t]:
@@ -178,6 +197,8 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
                 if isinstance(ch, df.ChannelOp) and (ch, t) in queued:
                     continue
                 v = root(o)
+                if isinstance(v.owner, df.TaskOp) and kid.get(v.owner) == ki:
+                    continue  # a temporal dependence: the stage reads an earlier stage's result
                 if v not in kins:
                     kins.append(v)
         kblock = Block(arg_types=[v.type for v in kins])
@@ -200,6 +221,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
             pushes.setdefault(p, []).append((k, qn))
         queues.sort(key=lambda q: int(q.queue_name[1:]))
         kyields: list[SSAValue] = []
+        sval: dict[SSAValue, SSAValue] = {}  # task result -> the result of its stage in this kernel
         for si, t in enumerate(ks):
             tblock = t.body.blocks.first
             sins: list[SSAValue] = []
@@ -215,7 +237,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
                     arg = body.insert_arg(ba.type, len(body.args))
                     arg.name_hint = ba.name_hint
                     vmap[ba] = arg
-                    sins.append(kval[root(o)])
+                    sins.append(sval[root(o)] if root(o) in sval else kval[root(o)])
             # args come first in the block; pops were added as ops already
             for o in tblock.ops:
                 if isinstance(o, df.YieldOp):
@@ -232,6 +254,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
             st = gq.StageOp(t.task_name, (si, si + 1), t.tile_sizes(), sins, [r.type for r in t.outs], Region(body),
                             sattrs)
             stages.append(st)
+            sval.update(zip(t.results, st.results))
             for r, sr in zip(t.results, st.results):
                 if r in escapes:
                     kyields.append(sr)
@@ -241,7 +264,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int) -> gq.ProgramOp:
             kblock.add_op(s)
         kblock.add_op(gq.YieldOp(kyields))
         kop = gq.KernelOp(kname, len(stages), 4, 0, [pval[v] for v in kins], [v.type for v in kyields],
-                          Region(kblock))
+                          Region(kblock), {"placement": StringAttr("temporal")} if ki in temporal else None)
         pblock.add_op(kop)
         # map task results that escape to the kernel's results
         res = iter(kop.results)

@@ -28,6 +28,8 @@ class KitsunePipelinePass(ModulePass):
 
     mode: str = "dataflow"
     """dataflow or bulk-sync."""
+    placement: str = "auto"
+    """dataflow mode: auto, spatial or temporal (kitsune.passes.placement)."""
     gpu: str = "h100"
     """GPU preset (with optional FIELD=VALUE overrides)."""
     canonicalize: bool = True
@@ -62,7 +64,7 @@ class KitsunePipelinePass(ModulePass):
                                        queues=self.mode == "dataflow"))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count, templates=self.templates))
-        out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu))
+        out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu, placement=self.placement))
         out.append(AllocateSMsPass(gpu=self.gpu, report=self.report))
         return out
 

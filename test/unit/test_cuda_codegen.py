@@ -38,7 +38,8 @@ def _source(workload: str, dtype: str = "f32") -> str:
 @lru_cache(maxsize=None)
 def _lowered_text(workload: str, mode: str, dtype: str = "f32") -> str:
     m = parse_module(_source(workload, dtype))
-    KitsunePipelinePass(mode=mode).apply(make_context(), m)
+    mode, _, placement = mode.partition(":")  # "dataflow:spatial": a placement other than auto
+    KitsunePipelinePass(mode=mode, placement=placement or "auto").apply(make_context(), m)
     m.verify()
     return str(m)
 
@@ -78,8 +79,8 @@ def test_generates_structure(workload, mode):
 
 
 def test_dataflow_uses_release_acquire():
-    cu = _cuda("mlp_gpt3_T256", "dataflow")
-    plan = build_plan(_lowered("mlp_gpt3_T256", "dataflow"), splits=False)
+    cu = _cuda("mlp_gpt3_T256", "dataflow:spatial")
+    plan = build_plan(_lowered("mlp_gpt3_T256", "dataflow:spatial"), splits=False)
     assert plan.queues
     assert "ld.acquire.gpu.global.s32" in cu
     assert "red.release.gpu.global.add.s32" in cu
@@ -162,7 +163,7 @@ def test_nvcc_compiles_small_workloads(tmp_path):
 
 
 def test_relation_all_waits_on_every_tile():
-    text = _lowered_text("mlp_gpt3_T256", "dataflow").replace('{relation = "rows"}', '{relation = "all"}')
+    text = _lowered_text("mlp_gpt3_T256", "dataflow:spatial").replace('{relation = "rows"}', '{relation = "all"}')
     m = parse_module(text)
     plan = build_plan(m)
     qs = [q for q in plan.queues if q.relation == "all"]

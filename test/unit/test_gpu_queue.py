@@ -38,12 +38,12 @@ def _inputs(module, seed=0):
     return [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in f.function_type.inputs.data]
 
 
-def _lower(module, mode, gpu="h100", split=True, chain=0):
+def _lower(module, mode, gpu="h100", split=True, chain=0, placement="spatial"):
     out = module.clone()
     ps = [FormRegionsPass(chain_bytes=chain)]
     if split:
         ps.append(SplitReductionPass())
-    ps += [ConvertDataflowToGpuQueuePass(mode=mode, gpu=gpu), AllocateSMsPass(gpu=gpu)]
+    ps += [ConvertDataflowToGpuQueuePass(mode=mode, gpu=gpu, placement=placement), AllocateSMsPass(gpu=gpu)]
     for p in ps:
         p.apply(make_context(), out)
         out.verify()
@@ -67,14 +67,15 @@ def _close(ref, got):
 # ------------------------------------------------------------------ semantics
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", MODES + ["dataflow:temporal", "dataflow:auto"])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("chain", [0, 1 << 16])
 def test_graphs_preserve_meaning(name, mode, chain):
     module = parse_module(GRAPHS[name])
     inputs = _inputs(module)
     ref = interpret(module, inputs)
-    out = _lower(module, mode, chain=chain)
+    mode, _, placement = mode.partition(":")
+    out = _lower(module, mode, chain=chain, placement=placement or "spatial")
     assert _kernels(out)
     again = parse_module(str(out))  # the text round trips
     _close(ref, interpret(again, inputs))
@@ -238,3 +239,46 @@ def test_property_random_graphs_lower_to_gpu_queue(case, st_mode, st_split):
             assert p is not None, f"{o.name} left outside every gpu_queue.stage"
     low = parse_module(str(low))  # prints and parses back
     _close(ref, run_main(low, inputs))
+
+
+GEMV_CHAIN = """
+func.func @main(%x: tensor<1x512xbf16> {kitsune.name = "x", kitsune.kind = "input"}, %w1: tensor<1024x512xbf16> {kitsune.name = "w1", kitsune.kind = "parameter"}, %w2: tensor<512x1024xbf16> {kitsune.name = "w2", kitsune.kind = "parameter"}) -> tensor<1x512xbf16> {
+  %h = graph.linear %x, %w1 : tensor<1x512xbf16>, tensor<1024x512xbf16> -> tensor<1x1024xbf16>
+  %g = graph.relu %h : tensor<1x1024xbf16> -> tensor<1x1024xbf16>
+  %y = graph.linear %g, %w2 : tensor<1x1024xbf16>, tensor<512x1024xbf16> -> tensor<1x512xbf16>
+  func.return %y : tensor<1x512xbf16>
+}
+"""
+
+
+@pytest.mark.parametrize("placement", ["temporal", "auto"])
+def test_temporal_kernel_reads_earlier_stages(placement):
+    """A GEMV chain (auto chooses temporal: one row, nothing to pipeline): one kernel, no queues; the consumer
+    stage's operand is its producer stage's result (read from memory after a wait), and the reference runs it
+    like the graph."""
+    module = parse_module(GEMV_CHAIN)
+    inputs = _inputs(module)
+    out = _lower(module, "dataflow", split=False, placement=placement)
+    (k,) = _kernels(out)
+    assert k.attributes["placement"].data == "temporal" and not k.queues()
+    s0, s1 = k.stages()
+    assert s0.pid_range()[1] <= s1.pid_range()[0]
+    assert any(o.owner is s0 for o in s1.operands)
+    _close(interpret(module, inputs), interpret(out, inputs))
+
+
+def test_verifier_rejects_waiting_on_a_later_stage():
+    """A stage may read only results of stages with lower program ids (the deadlock rule)."""
+    from xdsl.utils.exceptions import VerifyException
+
+    module = parse_module(GEMV_CHAIN)
+    out = _lower(module, "dataflow", split=False, placement="temporal")
+    (k,) = _kernels(out)
+    s0, s1 = k.stages()
+    lo0, hi0 = s0.pid_range()
+    lo1, hi1 = s1.pid_range()
+    s0.set_pids(lo1 + (hi1 - lo0) - (hi0 - lo0), hi1 + (hi1 - lo0) - (hi0 - lo0))  # the producer after it
+    s1.set_pids(lo0, lo0 + hi1 - lo1)
+    k.set_launch(max(s0.pid_range()[1], s1.pid_range()[1]), k.num_warps(), k.smem_bytes())
+    with pytest.raises(VerifyException, match="which does not come before this stage"):
+        out.verify()

@@ -52,7 +52,8 @@ def lower(workload: str, mode: str):
     model, inputs = get_workload(workload).build(SCALE, torch.float32, "cpu", seed=3)
     graph_mod, weights = import_module(model, inputs)
     text = str(graph_mod)
-    KitsunePipelinePass(mode=mode).apply(make_context(), graph_mod)
+    mode, _, placement = mode.partition(":")  # "dataflow:spatial": a placement other than auto
+    KitsunePipelinePass(mode=mode, placement=placement or "auto").apply(make_context(), graph_mod)
     return model, inputs, parse_module(text), weights, graph_mod
 
 
@@ -79,7 +80,7 @@ def rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-@pytest.mark.parametrize("mode", ["dataflow", "bulk-sync"])
+@pytest.mark.parametrize("mode", ["dataflow", "dataflow:spatial", "dataflow:temporal", "bulk-sync"])
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 def test_emitted_triton_matches_reference(workload, mode, tmp_path):
     from kitsune.frontend.torch_export import arguments
@@ -87,7 +88,7 @@ def test_emitted_triton_matches_reference(workload, mode, tmp_path):
 
     model, inputs, graph_level, weights, lowered = lower(workload, mode)
     src = generate_triton(lowered, capacity="all")
-    mod = load_generated(src, tmp_path, f"k_{workload}_{mode.replace('-', '_')}")
+    mod = load_generated(src, tmp_path, f"k_{workload}_{mode.replace('-', '_').replace(':', '_')}")
     outs, state, tensors = run_generated(mod, model, inputs)
     ref = interpret(graph_level, arguments(graph_level, weights, *[x.numpy() for x in inputs]))
     with torch.no_grad():
@@ -107,9 +108,9 @@ def test_emitted_triton_matches_reference(workload, mode, tmp_path):
 
 def test_watchdog_names_the_queue(tmp_path):
     """A tile that never arrives is reported with its queue, not a hang."""
-    model, inputs, _, _, lowered = lower("mlp_gpt3_T256", "dataflow")
+    model, inputs, _, _, lowered = lower("mlp_gpt3_T256", "dataflow:spatial")
     mod = load_generated(generate_triton(lowered, capacity="all"), tmp_path, "k_watchdog")
-    assert mod.QUEUES, "the dataflow schedule of the MLP has queues"
+    assert mod.QUEUES, "the spatial schedule of the MLP has queues"
     params = dict(model.named_parameters())
     tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
                for n in mod.ARGS}
@@ -118,6 +119,22 @@ def test_watchdog_names_the_queue(tmp_path):
     state["counters"][:queues].fill_(-1000)  # slots look taken by an earlier, unfinished run
     mod.launch(state, tensors, watchdog=50)
     with pytest.raises(mod.QueueTimeout, match=r'queue "q\d+"'):
+        mod.check(state)
+
+
+def test_watchdog_names_the_temporal_wait(tmp_path):
+    """A temporal consumer whose producer stage never finishes is reported with both stages, not a hang."""
+    model, inputs, _, _, lowered = lower("mlp_gpt3_T256", "dataflow:temporal")
+    mod = load_generated(generate_triton(lowered, capacity="all"), tmp_path, "k_watchdog_temporal")
+    assert mod.WAITS and not mod.QUEUES
+    kernel, consumer, producers = mod.WAITS[0]
+    params = dict(model.named_parameters())
+    tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
+               for n in mod.ARGS}
+    state = mod.allocate("cpu")
+    state["counters"][:-len(mod.KERNELS)].fill_(-1000)  # the producers' counters lag far behind this run
+    mod.launch(state, tensors, watchdog=50)
+    with pytest.raises(mod.QueueTimeout, match=rf'stage "{consumer}" gave up waiting on the programs of stage'):
         mod.check(state)
 
 

@@ -121,7 +121,9 @@ class Evaluator:
     def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
         t = self.gen.plan.tensors[name]
         off = ladd(*(lscale(x, s) for x, s in zip(idx, strides(t.shape))))
-        return self.mem.load(name, off, cs, neutral, t.dtype, raw=raw)
+        # an earlier stage of this kernel wrote it: read through L2 (never an L1 line older than the wait)
+        extra = ', cache_modifier=".cg"' if name in self.stage.awaited else ""
+        return self.mem.load(name, off, cs, neutral, t.dtype, extra, raw=raw)
 
     def load_queue(self, q: Queue, idx, cs, neutral, raw: bool = False) -> TV:
         tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]

@@ -17,7 +17,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from kitsune.codegen.plan import Kernel, Plan, Tensor, build_plan, ident
-from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME
+from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH
 from kitsune.dialects.graph import fmt_loc
@@ -33,6 +33,12 @@ class TritonGen:
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
         self.index_checks: list[tuple[str, str]] = []
+        self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
+
+    def wait_code(self, kernel: str, stage: str, producers: list[str]) -> int:
+        """The err code of a temporal stage's watchdog."""
+        self.waits.append((kernel, stage, list(producers)))
+        return WAIT_CODE + len(self.waits) - 1
 
     def index_check(self, op, acc: Access, d: int, n: int) -> int:
         """The err code of a check that ``acc``'s index in dim ``d`` lies in [0, n)."""
@@ -201,6 +207,8 @@ class TritonGen:
                                              for q in p.queues) + "]")
         lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check failed")
         lines.append("INDEX_CHECKS = [" + ", ".join(repr(c) for c in self.index_checks) + "]")
+        lines.append(f"WAIT_CODE = {WAIT_CODE}  # err codes from here to INDEX_CODE: a temporal stage's watchdog")
+        lines.append("WAITS = [" + ", ".join(repr(w) for w in self.waits) + "]")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
         lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")

@@ -10,7 +10,9 @@
 ``INDEX_CODE``: error codes below it name a queue whose watchdog fired, from it on a failed index check.
 """
 
-INDEX_CODE = 1 << 20  # err codes below are queue watchdogs, from here on failed index checks
+from kitsune.codegen.plan import WAIT_CODE  # err codes from here to INDEX_CODE: a temporal wait's watchdog
+
+INDEX_CODE = 1 << 20  # err codes below are queue / stage watchdogs, from here on failed index checks
 
 RUNTIME = '''
 class QueueTimeout(RuntimeError):
@@ -94,6 +96,44 @@ def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
             v = target
         else:
             v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+
+
+@triton.jit
+def _backoff():
+    # ~0.25 us of sleep between two polls of a spin-wait (nothing under the CPU interpreter)
+    if not _INTERPRETED:
+        tl.inline_asm_elementwise("nanosleep.u32 256; mov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
+                                  pack=1)
+
+
+@triton.jit
+def _await_stages(ptrs, need, live, err, code, WATCHDOG: tl.constexpr):
+    # a temporal consumer: wait until every counter ptrs[i] (a producer stage's finished programs, lanes where
+    # live) reaches need[i]. Counters and targets grow with the epoch and wrap around int32: compared by their
+    # difference. Spins on L2 reads (ld.relaxed), then one fence makes it an acquire; then the whole CTA reads
+    v = tl.load(ptrs, mask=live, other=0, volatile=True)
+    late = tl.sum(((v - need) < 0).to(tl.int32) * live.to(tl.int32), 0)
+    n = 0
+    while late > 0:
+        n += 1
+        if WATCHDOG > 0 and n > WATCHDOG:
+            tl.atomic_max(err, code)
+            late = 0
+        else:
+            _backoff()  # thousands of waiting programs would otherwise keep the counter's L2 slice busy
+            v = tl.load(ptrs, mask=live, other=0, volatile=True)
+            late = tl.sum(((v - need) < 0).to(tl.int32) * live.to(tl.int32), 0)
+    _fence_gpu()
+    tl.debug_barrier()
+
+
+@triton.jit
+def _stage_done(ctr, idx):
+    # a temporal producer's program has done all its work items: its stores are performed (each thread's
+    # fence, barrier), then one release increment of the stage's counter
+    _fence_gpu()
+    tl.debug_barrier()
+    tl.atomic_add(ctr + idx, 1, sem="release", scope="gpu")
 
 
 @triton.jit
@@ -249,6 +289,11 @@ def error(code):
     if code >= INDEX_CODE:
         where, what = INDEX_CHECKS[code - INDEX_CODE]
         return KitsuneIndexError(f"{where}index out of range: {what}")
+    if code >= WAIT_CODE:
+        kernel, stage, producers = WAITS[code - WAIT_CODE]
+        return QueueTimeout(f"kernel \\"{kernel}\\": a program of stage \\"{stage}\\" gave up waiting on the "
+                            f"programs of stage(s) {', '.join(producers)} (a temporal dependence); they never all "
+                            f"finished (a deadlock, or a program that faulted)")
     if code:
         name, kernel, cap, ntiles = QUEUES[code - 1]
         return QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
@@ -268,4 +313,4 @@ def check(state):
 '''
 
 
-__all__ = ["RUNTIME", "HOST", "INDEX_CODE"]
+__all__ = ["RUNTIME", "HOST", "INDEX_CODE", "WAIT_CODE"]

@@ -83,6 +83,7 @@ class StageGen:
         st = self.stage
         em = self.b.em
         items, nprog = st.work_items, st.programs
+        self.await_producers()
         saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
         if parts is not None:
             # work item w = (tile t, part ks of its reduction)
@@ -96,6 +97,36 @@ class StageGen:
         if items % nprog:
             em.enter(f"if {guard} < {items}:", 1)  # depth 1 = inside the if
         return saved
+
+    def close_work_items(self, saved) -> None:
+        """Close the loop ``open_work_items`` opened; a temporal producer's program then counts itself done."""
+        self.b.em.close(0, saved)
+        st = self.stage
+        if st.done is not None:
+            self.b.em.emit(f"_stage_done(ctr, {st.done})  # this program of \"{st.name}\" has finished", 0)
+
+    def await_producers(self) -> None:
+        """A temporal consumer: before its first work item, wait until every program of each earlier stage whose
+        results it reads has finished (one vector of counters, one spin). Code hoisted out of the work-item
+        loop goes after this wait (``Emitter``: depth-0 lines land before the open loop, after this line)."""
+        st = self.stage
+        if not st.waits:
+            return
+        k = len(st.waits)
+        code = self.gen.wait_code(self.kernel.name, st.name, [name for _, _, name in st.waits])
+
+        def pick(vals):
+            expr = str(vals[-1])
+            for i in range(k - 2, -1, -1):
+                expr = f"tl.where(_wk == {i}, {vals[i]}, {expr})"
+            return expr
+
+        em = self.b.em
+        who = ", ".join(f'"{name}"' for _, _, name in st.waits)
+        em.emit(f"# temporal dependence: wait for every program of {who}", 0)
+        em.emit(f"_wk = tl.arange(0, {pow2(k)})", 0)
+        em.emit(f"_await_stages(ctr + (_wk * 0 + {pick([c for c, _, _ in st.waits])}), (epoch + 1) * "
+                f"(_wk * 0 + {pick([n for _, n, _ in st.waits])}), _wk < {k}, err, {code}, WATCHDOG)", 0)
 
     def tile_index(self, T, D) -> TileIndex:
         """The index of tile ``t`` of tiles ``T`` over shape ``D`` (emits its coordinates; see ``TileIndexer``)."""
@@ -157,7 +188,7 @@ class StageGen:
                 self.store(target, tv, ix, whole=(kind == "whole"))
         self.split_k.leave()  # every part of a split frees its popped tiles, not only the last
         self.queues.free_popped()
-        self.b.em.close(0, body_saved)
+        self.close_work_items(body_saved)
         return self.body_text()
 
     def store(self, buf: str, tv: TV, ix, whole: bool) -> None:

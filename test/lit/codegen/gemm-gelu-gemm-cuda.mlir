@@ -1,6 +1,6 @@
 // GEMM -> GELU -> GEMM through the whole pipeline to CUDA C++, in both schedules.
 
-// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow}' -t cuda | filecheck %s --check-prefix=DF
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow placement=spatial}' -t cuda | filecheck %s --check-prefix=DF
 // DF: // KITSUNE_TENSORS: x,fc1_weight,fc1_bias,fc2_weight,fc2_bias,k0_out0,queue_k0_q0
 // The queue primitives: ld.acquire.gpu spin with a watchdog, red.release.gpu.
 // DF: ld.acquire.gpu.global.s32
@@ -18,6 +18,17 @@
 // DF: extern "C" int kitsune_launch(void** tensors, int* counters, int* epoch, int* err, long long watchdog, cudaStream_t stream) {
 // DF: kitsune_k0<<<32, 256, 0, stream>>>(P);
 // DF-NOT: kitsune_k1<<<
+
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow placement=temporal}' -t cuda | filecheck %s --check-prefix=TEMP
+// The reference backend runs the same temporal plan: the intermediate is read through L2, the producer's
+// programs release-increment its counter once each, the consumer's thread 0 waits for all of them.
+// TEMP: ld_k0_linear_0_out0({{.*}}kt_ldq(P.g_k0_linear_0_out0
+// TEMP: void stage_k0_linear_0(
+// TEMP: if (threadIdx.x == 0) { __threadfence(); kt_red_release(P.counters + [[C:[0-9]+]], 1); }
+// TEMP: void stage_k0_linear_1(
+// TEMP-NEXT: if (threadIdx.x == 0) {
+// TEMP-NEXT: kt_wait_geq(P.counters + [[C]], (int)(((long long)e + 1) * {{[0-9]+}}LL), {{[0-9]+}}, P.err, P.watchdog);  // stage "linear_0"
+// TEMP: __syncthreads();
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t cuda | filecheck %s --check-prefix=BS
 // BS-NOT: kt_wait_geq(P.counters

@@ -1,6 +1,6 @@
 // GEMM -> GELU -> GEMM through the whole pipeline to Triton, in both schedules.
 
-// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow}' -t triton | filecheck %s --check-prefix=DF
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow placement=spatial}' -t triton | filecheck %s --check-prefix=DF
 // The queue primitives: acquire spin with a watchdog, release after a CTA barrier.
 // DF: def _acquire(ptr, target, err, code, WATCHDOG: tl.constexpr):
 // DF: tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
@@ -55,6 +55,27 @@
 // DF: 'k0_linear_1_partials': ((3, 256, 512), 'f32', 'workspace'),
 // DF: KERNELS = [
 // DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "ticket": {{[0-9]+}}, "num_warps": 8, "num_stages": 4,
+
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow placement=temporal}' -t triton | filecheck %s --check-prefix=TEMP
+// Temporal placement: one kernel, the stages one after another; the first GEMM's programs each count themselves
+// done once (fence, barrier, release); the second's wait for all 16 before their first work item (one vector of
+// counters, wrap-safe), then read the intermediate through L2.
+// TEMP: def _await_stages(ptrs, need, live, err, code, WATCHDOG: tl.constexpr):
+// TEMP: late = tl.sum(((v - need) < 0).to(tl.int32) * live.to(tl.int32), 0)
+// TEMP: def _stage_done(ctr, idx):
+// TEMP-NEXT: # a temporal producer
+// TEMP: _fence_gpu()
+// TEMP-NEXT: tl.debug_barrier()
+// TEMP-NEXT: tl.atomic_add(ctr + idx, 1, sem="release", scope="gpu")
+// TEMP: # stage "linear_0" (contraction): programs [0, [[P:[0-9]+]])
+// TEMP-NOT: _await_stages(
+// TEMP: _stage_done(ctr, [[C:[0-9]+]])  # this program of "linear_0" has finished
+// TEMP: # stage "linear_1" (contraction): programs [[[P]], {{[0-9]+}})
+// TEMP: _await_stages(ctr + (_wk * 0 + [[C]]), (epoch + 1) * (_wk * 0 + [[P]]), _wk < 1, err, {{[0-9]+}}, WATCHDOG)
+// TEMP-NEXT: for it in range(
+// TEMP: tl.load(k0_linear_0_out0 + {{.*}}cache_modifier=".cg")
+// TEMP-NOT: _stage_done(
+// TEMP: WAITS = [('k0', 'linear_1', ['linear_0'])]
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
 // BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)

@@ -2,7 +2,7 @@
 
 // GPT MLP: dataflow = one persistent kernel, linear_0 pushes its tiles into a queue that
 // linear_1 pops by row bands (linear_0 below linear_1 in program ids); bulk-sync = two kernels.
-// RUN: kitsune-opt %S/inputs/mlp_gpt3_T256.mlir -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow}' | filecheck %s --check-prefix=MLP-DF
+// RUN: kitsune-opt %S/inputs/mlp_gpt3_T256.mlir -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=MLP-DF
 // MLP-DF: gpu_queue.program
 // MLP-DF: gpu_queue.kernel "k0" grid 2 warps 4 smem 0
 // MLP-DF-NEXT: ^{{.*}}
@@ -24,7 +24,7 @@
 
 // DLRM: the bottom MLP and the 8 embedding bags are independent: concurrent stages of one
 // kernel; the interaction reads them all ("all" relation): a kernel boundary.
-// RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow}' | filecheck %s --check-prefix=DLRM-DF
+// RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=DLRM-DF
 // DLRM-DF: gpu_queue.kernel "k0" grid 10
 // DLRM-DF: gpu_queue.stage "linear_0" pids [0, 1)
 // DLRM-DF: gpu_queue.stage "linear_1" pids [1, 2)
@@ -58,7 +58,7 @@
 
 // Inception: the four branches run side by side: 1x1 convs and the pool, then the
 // second convs of the branches, then the concat (convs read whole feature maps: "all").
-// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow}' | filecheck %s --check-prefix=INC-DF
+// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=INC-DF
 // INC-DF: gpu_queue.kernel "k0" grid 3
 // INC-DF: gpu_queue.stage "conv2d_0" pids [0, 1)
 // INC-DF: gpu_queue.stage "conv2d_2" pids [1, 2)
@@ -76,7 +76,7 @@
 
 // Llama decode: the split-K partials of the QKV projection are concurrent stages; their
 // combine reads all partials (a kernel boundary).
-// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow}' | filecheck %s --check-prefix=LLAMA-DF
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-form-regions,kitsune-split-reduction,convert-dataflow-to-gpu-queue{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=LLAMA-DF
 // LLAMA-DF: gpu_queue.kernel "k0" grid 4
 // LLAMA-DF: gpu_queue.stage "linear_0_part0" pids [0, 1)
 // LLAMA-DF: gpu_queue.stage "linear_0_part3" pids [3, 4)
@@ -87,7 +87,7 @@
 // LLAMA-DF: gpu_queue.pop "q0"
 
 // A level with more tasks than the GPU has SMs is cut into several kernels.
-// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow gpu="h100,sm_count=2"}' | filecheck %s --check-prefix=CUT
+// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow placement=spatial gpu="h100,sm_count=2"}' | filecheck %s --check-prefix=CUT
 // CUT: gpu_queue.kernel "k0" grid 2
 // CUT: gpu_queue.stage "conv2d_0" pids [0, 1)
 // CUT: gpu_queue.stage "conv2d_2" pids [1, 2)

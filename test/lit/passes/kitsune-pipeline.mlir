@@ -14,12 +14,12 @@
 // MLP-BS: kernel "k0": 1 stage(s)
 // MLP-BS: kernel "k1": 1 stage(s)
 
-// RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-pipeline{mode=dataflow report=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=DLRM-DF
+// RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial report=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=DLRM-DF
 // DLRM-DF: kernel "k0": 10 stage(s)
 // DLRM-DF-COUNT-8: stage "embedding_bag_{{[0-9]+}}": {{[0-9]+}} SMs
 // DLRM-DF: kernel "k1": 1 stage(s)
 
-// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-pipeline{mode=dataflow}' | filecheck %s --check-prefix=INC-DF
+// RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=INC-DF
 // INC-DF: gpu_queue.kernel "k0"
 // INC-DF: gpu_queue.stage "conv2d_0" pids [0, [[A:[0-9]+]])
 // INC-DF: gpu_queue.stage "conv2d_2" pids [[[A]], [[B:[0-9]+]])
@@ -28,7 +28,7 @@
 // its own (kitsune-materialize), one level before the concat.
 // INC-DF: gpu_queue.launch_plan ["k0", "k1", "k2", "k3"]
 
-// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-pipeline{mode=dataflow}' | filecheck %s --check-prefix=LLAMA-DF
+// RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=LLAMA-DF
 // LLAMA-DF: gpu_queue.stage "linear_0_part0"
 // LLAMA-DF: gpu_queue.queue
 // LLAMA-DF: gpu_queue.pop

@@ -147,7 +147,7 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
                         (m, TV("m_run", (ha,), 1, "f"), one),
                         (l_, TV("l_run", (ha,), 1, "f"), one)):
         g.store(next(buf for y, buf, _ in st.stores if y is val), tv, ix, whole=False)
-    em.close(0, body)
+    g.close_work_items(body)
     return g.body_text()
 
 

@@ -95,7 +95,7 @@ def generate_scatter(g: "StageGen") -> list[str]:
     b.em.emit(f"_scatter_add({buf}, tl.broadcast_to({b.render(off, frame)}, [{shp}]){pad}, "
               f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])"
               f".to({TL[t.dtype]}){pad}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
-    b.em.close(0, body)
+    g.close_work_items(body)
     return g.body_text()
 
 
