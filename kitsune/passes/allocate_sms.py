@@ -199,11 +199,8 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     for s, c, a in zip(stages, costs, alloc):
         n = c.tiles if free else max(1, min(a * ctas, c.tiles))
         s.set_pids(lo, lo + n)
-        e = c.est(a)
+        e = annotate(s, a, c.est(a))
         worst = max(worst, e.time_s)
-        s.attributes["sms"] = IntegerAttr(a, i64)
-        s.attributes["est_us"] = FloatAttr(round(e.time_s * 1e6, 3), f64)
-        s.attributes["bound"] = StringAttr(e.bound)
         lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": {a} SMs, programs [{lo}, {lo + n}) for "
                      f"{c.tiles} tiles, {e.time_s * 1e6:.2f} us ({e.bound})")
         lo += n
@@ -215,6 +212,28 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     return [head] + lines
 
 
+def annotate(s: gq.StageOp, sms: int, e: cost.Estimate) -> cost.Estimate:
+    """Record a stage's SMs, estimate and bound as its attributes; returns ``e``."""
+    s.attributes["sms"] = IntegerAttr(sms, i64)
+    s.attributes["est_us"] = FloatAttr(round(e.time_s * 1e6, 3), f64)
+    s.attributes["bound"] = StringAttr(e.bound)
+    return e
+
+
+def depths_time(depths: list[list[StageCost]], gpu: GPU, ctas: int) -> float:
+    """Seconds of a temporal kernel: the stages of one dependence depth run side by side, their FLOPs and bytes
+    sharing the whole GPU over their summed work items; depths follow one another."""
+    total = 0.0
+    for costs in depths:
+        fl: dict[str, int] = {}
+        for c in costs:
+            for key, f in c.fl.items():
+                fl[key] = fl.get(key, 0) + f
+        total += cost._kernel(fl, sum(c.bytes for c in costs), gpu, sum(c.tiles for c in costs), ctas,
+                              False).time_s
+    return total
+
+
 def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[StageCost], gpu: GPU, warps: int,
                       smem: int, ctas: int) -> list[str]:
     """A temporal kernel: every stage gets a persistent grid over the SMs that make it faster (a stage alone),
@@ -222,37 +241,22 @@ def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[Stag
     depths of the depth's stages sharing the GPU."""
     lo, lines = 0, []
     depth: dict[gq.StageOp, int] = {}
-    synced = {o.owner for s in stages for o in s.ins if isinstance(o.owner, gq.StageOp)}
+    producers = {o.owner for s in stages for o in s.ins if isinstance(o.owner, gq.StageOp)}
     for s, c in zip(stages, costs):
         depth[s] = max([depth[o.owner] + 1 for o in s.ins if o.owner in depth] or [0])
-        if s in depth and depth[s]:
-            synced.add(s)
         a = allocate([c], gpu.sm_count)[0]
         # a stage that waits or signals is persistent: a program waits once and signals once, whatever number
         # of work items it runs (measured: 2048 one-item programs of a small GEMM paid 4.6x the item's time in
         # waits and fences); others as in a bulk-sync kernel (a program per work item, gemm / gemv persistent)
-        persistent = s in synced or s.template() in ("gemm", "gemv")
+        persistent = s in producers or depth[s] > 0 or s.template() in ("gemm", "gemv")
         n = max(1, min(a * ctas, c.tiles)) if persistent else c.tiles
         s.set_pids(lo, lo + n)
-        e = c.est(a)
-        s.attributes["sms"] = IntegerAttr(a, i64)
-        s.attributes["est_us"] = FloatAttr(round(e.time_s * 1e6, 3), f64)
-        s.attributes["bound"] = StringAttr(e.bound)
+        e = annotate(s, a, c.est(a))
         lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": programs [{lo}, {lo + n}) for {c.tiles} "
                      f"tiles (up to {a} SMs), {e.time_s * 1e6:.2f} us ({e.bound})")
         lo += n
-    # stages of one dependence depth run side by side: their work shares the GPU; depths follow one another
-    total = 0.0
-    for d in sorted(set(depth.values())):
-        fl: dict[str, int] = {}
-        nbytes = items = 0
-        for s, c in zip(stages, costs):
-            if depth[s] == d:
-                for key, f in c.fl.items():
-                    fl[key] = fl.get(key, 0) + f
-                nbytes += c.bytes
-                items += c.tiles
-        total += cost._kernel(fl, nbytes, gpu, items, ctas, False).time_s
+    total = depths_time([[c for s, c in zip(stages, costs) if depth[s] == d] for d in sorted(set(depth.values()))],
+                        gpu, ctas)
     k.set_launch(lo, warps, smem)
     k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
     k.attributes["est_us"] = FloatAttr(round(total * 1e6, 3), f64)

@@ -126,22 +126,11 @@ def group_ctas(group: list[df.TaskOp], gpu: GPU) -> int:
 def temporal_estimate(group: list[df.TaskOp], gpu: GPU, ctas: int) -> float:
     """Seconds of ``group`` as one temporal kernel: per dependence depth, its independent tasks' FLOPs and bytes
     on the whole GPU over their summed work items; depths one after another, ``WAIT_S`` per dependent depth."""
-    from kitsune import cost
-    from kitsune.passes.allocate_sms import StageCost
+    from kitsune.passes.allocate_sms import StageCost, depths_time
 
-    total = 0.0
     levels = dependence_levels(group)
-    for lv in levels:
-        fl: dict[str, int] = {}
-        nbytes, items = 0, 0
-        for t in lv:
-            c = StageCost(t, gpu, ctas, work_items(t))
-            for k, f in c.fl.items():
-                fl[k] = fl.get(k, 0) + f
-            nbytes += c.bytes
-            items += c.tiles
-        total += cost._kernel(fl, nbytes, gpu, items, ctas, False).time_s
-    return total + WAIT_S * (len(levels) - 1)
+    depths = [[StageCost(t, gpu, ctas, work_items(t)) for t in lv] for lv in levels]
+    return depths_time(depths, gpu, ctas) + WAIT_S * (len(levels) - 1)
 
 
 def estimates(group: list[df.TaskOp], gpu: GPU) -> tuple[float, float]:
