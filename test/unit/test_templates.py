@@ -150,6 +150,71 @@ def test_choose_schedules_picks_templates_by_roles():
     assert t.attributes["template"] == StringAttr("gemv")
 
 
+# ---------------------------------------------------------------- TMA operands
+
+
+def matmul_module(lead, n, k, dt):
+    """x [*lead, k] @ w [k, n]: the weight's rows are the reduction (its tile is loaded transposed)."""
+    x, w, y = mlir_type(lead + [k], dt), mlir_type([k, n], dt), mlir_type(lead + [n], dt)
+    return (f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n    %y = graph.matmul %x, %w : {x}, {w} -> {y}\n"
+            f"    func.return %y : {y}\n}}\n")
+
+
+@pytest.mark.parametrize("kind,lead,n,k,split,descs", [
+    ("linear", [40], 48, 96, 1, 2),  # rows and columns not multiples of the tile
+    ("linear", [40], 48, 72, 1, 2),  # K tail (72 = 4.5 chunks of 16): the descriptor's bounds zero-fill it
+    ("linear", [40], 48, 96, 2, 2),  # split-K: the part's K offset is a coordinate
+    ("linear", [2, 20], 48, 64, 1, 2),  # batched rows: tiles that run into the next batch fill padded lanes
+    ("matmul", [40], 48, 64, 1, 2),  # the weight [K, N]: its block is loaded [BK, BN] and transposed
+    ("matmul", [40], 48, 72, 1, 1),  # ... but with a K tail its rows past K would be data: pointers instead
+    ("linear", [40], 48, 36, 1, 0),  # rows of 72 bytes are not 16-byte aligned: no descriptor
+])
+@pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
+def test_gemm_operands_through_tma(tmp_path, monkeypatch, kind, lead, n, k, split, descs, mode):
+    """With KITSUNE_TMA=1, bf16 tensor-core operands that are blocks of a row-major view load through tensor
+    descriptors (one per operand, made before the work-item loop); the result matches the reference
+    interpreter either way."""
+    monkeypatch.setenv("KITSUNE_TMA", "1")
+    text = linear_module(lead, n, k, "bf16", "gelu") if kind == "linear" else matmul_module(lead, n, k, "bf16")
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=split, warps=4, stages=2)
+    src = run(text, cfg, mode, tmp_path, "bf16", 7)
+    assert src.count("tl.make_tensor_descriptor(") == descs, src
+    if descs:
+        assert ".load([" in src and "\"tma\": ['" in src
+
+
+def test_tma_off_by_default(tmp_path, monkeypatch):
+    monkeypatch.delenv("KITSUNE_TMA", raising=False)
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2)
+    src = run(linear_module([40], 48, 96, "bf16", ""), cfg, "bulk-sync", tmp_path, "bf16", 3)
+    assert "make_tensor_descriptor" not in src and "tl.dot(" in src
+
+
+def test_tma_operand_from_an_unaligned_view(tmp_path, monkeypatch):
+    """A descriptor's base must be 16-byte aligned: an input that is a view at an odd offset is read from an
+    aligned copy (the interpreter checks the alignment as the GPU requires it)."""
+    monkeypatch.setenv("KITSUNE_TMA", "1")
+    text = linear_module([40], 48, 96, "bf16", "")
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2)
+    low = lower_forced(text, cfg, "bulk-sync")
+    src = generate_triton(low, capacity="all")
+    assert "make_tensor_descriptor" in src
+    mod = load_generated(src, tmp_path, "tpl_tma_unaligned")
+    rng = np.random.default_rng(0)
+    args = [(rng.standard_normal(s) / np.sqrt(s[-1])).astype(np.float32) for s in ((40, 96), (48, 96), (48,))]
+    ref = interpret(parse_module(text), args)[0]
+    tensors = {n: torch.from_numpy(v).to(torch.bfloat16) for n, v in zip(mod.ARGS, args)}
+    x = tensors[mod.ARGS[0]]
+    store = torch.empty(x.numel() + 1, dtype=x.dtype)
+    view = store[1:].view(x.shape)
+    view.copy_(x)
+    assert view.data_ptr() % 16 and view.is_contiguous()
+    tensors[mod.ARGS[0]] = view
+    out = mod.launch(mod.allocate("cpu"), tensors)[0].float().numpy()
+    err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+    assert err < 2e-2
+
+
 # ---------------------------------------------------------------- scatter
 
 

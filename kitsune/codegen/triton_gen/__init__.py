@@ -74,7 +74,8 @@ Layout
 ``templates/``      dot (tl.dot: gemm, gemv, conv, one-hot scatter-add), split_k (K loops, split
                     reductions and their combination), row_reduction, window_reduction (unrolled),
                     scatter (atomic scatter-accumulate stages), decode_attention (flash-decoding
-                    partials: online softmax, a key/value group's query heads as dot rows)
+                    partials: online softmax, a key/value group's query heads as dot rows), tma
+                    (dot operands through tensor descriptors, KITSUNE_TMA=1)
 ``tiling``          the output tile: tile coordinates, tile axes, merged lane axes
 ``queues``          queue waits, frees and pushes of a stage
 ``stage``           StageGen: the kernel shell of one stage function

@@ -27,6 +27,7 @@ class Blocks:
         self.clamp: dict[str, int] = {}  # tile axis -> the tile's extent (lanes past it are padding)
         self.unclamped: set[str] = set()  # padded axes whose lanes run on (masked) instead of repeating the last
         self.masked: dict[str, tuple] = {}  # value -> (mask, neutral) of the tl.where that made it
+        self.steps: dict[str, int] = {}  # scalar -> the step its values are multiples of (a loop counter's)
 
     # ---- names and axes
     def fresh(self, p: str = "v") -> str:

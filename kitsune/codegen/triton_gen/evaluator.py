@@ -66,6 +66,7 @@ class Evaluator:
     def __init__(self, gen: "TritonGen", stage: Stage, blocks: Blocks, memory: Memory, tile: "OutputTile",
                  split_k: "SplitK", anchor):
         from kitsune.codegen.triton_gen.reductions import Reductions
+        from kitsune.codegen.triton_gen.templates.tma import TmaOperand
 
         self.gen = gen
         self.stage = stage
@@ -81,6 +82,7 @@ class Evaluator:
         self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
         self.extra_tensors: set[str] = set()  # non-splat constants the stage reads
         self.reductions = Reductions(self)
+        self.tma = TmaOperand(self)  # dot operands loaded through tensor descriptors
 
     def program(self, op: GraphOp) -> OpProgram:
         """``op``'s comprehension program (instantiated once per stage)."""

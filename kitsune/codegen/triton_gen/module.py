@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from typing import IO
 
 import numpy as np
@@ -25,13 +26,18 @@ from kitsune.semantics.comprehension import Access
 
 
 class TritonGen:
-    def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True):
+    def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True,
+                 tma: bool | None = None):
         self.plan = plan
+        # tensor-core operands through TMA descriptors where they qualify (templates/tma.py): KITSUNE_TMA=1; off
+        # by default (no gain measured over the pipelined pointer loads, nerf_65k 7% slower: NOTES section 10)
+        self.tma = tma if tma is not None else os.environ.get("KITSUNE_TMA", "0") not in ("0", "off", "false", "no")
         self.index_checks_on = index_checks  # False: no index checks emitted (to measure what they cost)
         self.tf32 = tf32
         self.profile = profile  # the dispatcher records (start, end, SM) of every work item
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
+        self.kernel_tma: dict[str, list[str]] = {}  # tensors a kernel reads through TMA descriptors
         self.index_checks: list[tuple[str, str]] = []
         self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
 
@@ -74,12 +80,15 @@ class TritonGen:
         for k in self.plan.kernels:
             stage_fns = []
             extra: set[str] = set()
+            tma: set[str] = set()
             for st in k.stages:
                 g = StageGen(self, k, st)
                 body = g.generate()
                 extra |= g.extra_tensors
+                tma |= g.ev.tma.tensors
                 stage_fns.append((st, g.fn_name(), body))
             self.kernel_extra[k.name] = sorted(extra)
+            self.kernel_tma[k.name] = sorted(tma)
             # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
             texts = ["\n".join(["@triton.jit", f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
@@ -241,7 +250,7 @@ class TritonGen:
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "
                          f"\"ticket\": {p.counters + i}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
-                         f"\"zero\": {k.zero!r}, "
+                         f"\"zero\": {k.zero!r}, \"tma\": {self.kernel_tma.get(k.name, [])!r}, "
                          f"\"signature\": {sig!r}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")

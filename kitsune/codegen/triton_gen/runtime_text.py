@@ -218,6 +218,24 @@ def _pdl_args(state):
     return {"PDL": int(state["pdl"]), "launch_pdl": True} if state.get("pdl") else {}
 
 
+def _tma_scratch(size, alignment, stream):
+    """Triton's global scratch of a kernel that makes tensor descriptors on the device (128 bytes a program)."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def _tma_prepare(env, names):
+    """Before a kernel that reads ``names`` through TMA descriptors: Triton needs an allocator for the
+    descriptors' scratch (ours, unless the caller set one), and a descriptor's base must be 16-byte aligned
+    (a tensor that is not, such as a view into a larger one, is read from an aligned copy)."""
+    from triton.runtime import _allocation
+
+    if isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+        triton.set_allocator(_tma_scratch)
+    for n in names:
+        if env[n].data_ptr() % 16:
+            env[n] = env[n].clone()
+
+
 def _prof(state, k):
     """The profile buffer and PROF_ASM (keywords) (globaltimer / smid on a GPU, a logical clock in the interpreter)."""
     if not k.get("profile"):
@@ -248,6 +266,8 @@ def launch(state, tensors, watchdog=0):
         pk = _prof(state, k)
         for n in k["zero"]:  # scatter results: the kernel adds into them
             env[n].zero_()
+        if k["tma"]:
+            _tma_prepare(env, k["tma"])
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, k["ticket"], WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
     ep.add_(1)

@@ -105,11 +105,19 @@ class DotTemplate:
         b2.update(ev.decompose(rl, rvars, ext))
         need_mask = ev.split_k.masked(E, BK, anchor)
 
+        via_tma: set[str] = set()
+
         def operand(item, frame) -> str:
             kind, x = item
             if kind == "acc" and x.tensor in opp.inputs and cast:
-                # a tensor-core operand straight from memory keeps its element type (no fp32 round trip)
-                tv = ev.access(opp.inputs[x.tensor], ev.index_lins(opp, x, b2), 0.0, raw=True)
+                # a tensor-core operand straight from memory keeps its element type (no fp32 round trip);
+                # a block of a row-major view loads through a tensor descriptor (TMA) where it qualifies
+                v, ix = opp.inputs[x.tensor], ev.index_lins(opp, x, b2)
+                tv = ev.tma.load(v, ix, frame, r, rl, E, need_mask, 2)
+                if tv is not None:
+                    via_tma.add(frame[0])
+                else:
+                    tv = ev.access(v, ix, 0.0, raw=True)
             elif kind == "acc":
                 tv = ev.read(opp, x, b2, 0.0)
             else:
@@ -128,7 +136,7 @@ class DotTemplate:
         cb, tb = operand(B, (n, r))
         cb = f"tl.trans({cb})"
         dt = TL[cast] if cast else "tl.float32"
-        if need_mask:
+        if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([(rl, "<", E)])
             ca = f"tl.where({b.place(mk, (m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         ca = f"({ca}).to({dt})"

@@ -33,6 +33,7 @@ class SplitK:
         if E <= P and split == 1:
             return False, None, depth, b.axis(r, P - 1)
         k = b.fresh("k")
+        b.steps[k] = P  # the counter runs over multiples of P
         if split > 1:
             if depth != 1:
                 raise CodegenError(f"stage \"{self.stage.name}\": a split reduction must be the tile's own "
