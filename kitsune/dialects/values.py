@@ -68,14 +68,44 @@ def to_storage(a: np.ndarray, t: TensorType) -> np.ndarray:
     return a
 
 
+def _raw_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray | None:
+    """The elements of ``attr`` decoded from its packed bytes by numpy (xDSL's ``get_values`` builds a Python
+    list: seconds for a 6.4 M-element constant), or None for an element type this does not know."""
+    elem = attr.get_element_type()
+    raw = attr.data.data
+    if isinstance(elem, BFloat16Type):
+        return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+    fmt = getattr(elem, "format", None)
+    if not isinstance(fmt, str):
+        return None
+    try:
+        dt = np.dtype(fmt)
+    except TypeError:
+        return None
+    if dt.itemsize == 0 or len(raw) % dt.itemsize:
+        return None
+    return np.frombuffer(raw, dtype=dt)
+
+
 def constant_value(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     t = attr.get_type()
     shape = [d for d in t.get_shape()]
-    vals = np.asarray(attr.get_values(), dtype=np_dtype(t.get_element_type()))
+    raw = _raw_values(attr)
+    vals = np.asarray(raw if raw is not None else attr.get_values()).astype(np_dtype(t.get_element_type()))
     n = int(np.prod(shape)) if shape else 1
-    if vals.size == 1 and n != 1:
-        vals = np.full(n, vals.reshape(()))
+    if vals.size == 1 and n != 1:  # a splat: one element stands for all (rounded once, then broadcast)
+        one = to_storage(vals.reshape(()), t)
+        return np.full(shape, one, dtype=one.dtype)
     return to_storage(vals.reshape(shape), t)
 
 
-__all__ = ["InterpretError", "np_dtype", "round_bf16", "to_storage", "constant_value"]
+def splat_attr(t: TensorType, value) -> DenseIntOrFPElementsAttr:
+    """A dense constant of type ``t`` holding ``value`` everywhere, stored as its one element (prints as
+    ``dense<v>``; ``constant_value`` expands it). ``DenseIntOrFPElementsAttr.from_list(t, [v])`` stores every
+    element: 12.8 MB for the zero start of a [100000, 64] bf16 embedding gradient, and every reader of it
+    (verification, printing, schedule selection) then decodes millions of elements in Python."""
+    one = DenseIntOrFPElementsAttr.from_list(TensorType(t.get_element_type(), []), [value])
+    return DenseIntOrFPElementsAttr(t, one.data)
+
+
+__all__ = ["InterpretError", "np_dtype", "round_bf16", "to_storage", "constant_value", "splat_attr"]

@@ -84,6 +84,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region, SSAValue
 
 from kitsune.dialects import graph
+from kitsune.dialects.values import splat_attr
 
 aten = torch.ops.aten
 
@@ -353,7 +354,8 @@ class _Importer:
             vals = [1 if v else 0 for v in vals]
         else:
             vals = [int(v) for v in vals]
-        attr = DenseIntOrFPElementsAttr.from_list(t, vals)
+        # a splat keeps its one element (a [100000, 64] zero start is 2 bytes, not 12.8 MB)
+        attr = splat_attr(t, vals[0]) if key is not None else DenseIntOrFPElementsAttr.from_list(t, vals)
         op = graph.build("constant", [], [t], value=attr)
         op.location = self.loc
         self.block.add_op(op)

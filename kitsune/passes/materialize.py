@@ -202,9 +202,10 @@ def prepare_scatter(op):
     """``op(X, I, S)`` -> ``X + cast(op(0, I, cast(S)))`` in place (the result takes over op's uses); returns the
     new scatter. A bf16 / fp16 scatter accumulates in fp32 (atomics of many repeated targets in bf16 lose
     most of their bits; the consumer rounds once, as the reference interpreter does); a zero start is dropped."""
-    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+    from xdsl.dialects.builtin import TensorType, f32
 
     from kitsune.dialects import graph
+    from kitsune.dialects.values import splat_attr
     from kitsune.schedule.select import _zero_constant, scatter_form
 
     _, start = scatter_form(op)
@@ -220,7 +221,7 @@ def prepare_scatter(op):
         ops.append(o)
         return o.results[0]
 
-    zero = add(graph.build("constant", [], [acc_t], value=DenseIntOrFPElementsAttr.from_list(acc_t, [0.0])))
+    zero = add(graph.build("constant", [], [acc_t], value=splat_attr(acc_t, 0.0)))
     operands = []
     for v in op.operands:
         if v is start:

@@ -9,6 +9,14 @@ reduction op into ``P`` **partial** tasks and one **combine** task:
   reduction to the chunk (``linear`` / ``matmul`` without bias: a K-chunk of the
   contraction; ``sum`` / ``amax`` / ``amin`` / ``prod``: a chunk of the reduced
   dim);
+* a ``sum`` / ``amax`` / ``amin`` / ``prod`` becomes **one** partial task instead
+  (``split_in_one_task``): its operand is reshaped so that the reduced dim ``K``
+  is ``[P, K / P]``, it reduces the ``K / P`` part and keeps ``P`` as a dim of its
+  result, whose tiles are one part wide, and the combine reduces that dim. The
+  replicated form emits a stage function per partial: 132 of them (a bias
+  gradient over 65536 rows) made a kernel that took minutes to compile.
+  ``P`` is the largest divisor of ``K`` up to the chosen count; a ``K`` without
+  one keeps replicated partials, at most ``MAX_REPLICAS``;
 * the combine task folds the partials (``add``, ``maximum``, ``minimum``,
   ``mul``), adds the bias of a ``linear`` and runs the rest of the original
   body (the epilogue). Its results replace the original task's; it keeps the
@@ -61,6 +69,11 @@ from kitsune.schedule.configs import DecodeAttentionConfig, Problem
 from xdsl.passes import ModulePass
 
 COMBINE = {"sum": "add", "amax": "maximum", "amin": "minimum", "prod": "mul", "linear": "add", "matmul": "add"}
+FOLD = ("sum", "amax", "amin", "prod")
+"""Reductions split as one partial task over a reshaped operand (``split_in_one_task``)."""
+MAX_REPLICAS = 16
+"""At most this many replicated partial tasks (each is a stage function of its own: 132 of them made a kernel
+whose Triton compile took minutes, nerf_65k's bias gradients in training)."""
 N_MAIN = {"linear": 2, "matmul": 2, "attention": 3}
 """Number of leading operands that a split op reads chunk-wise or whole (the others go to the combine)."""
 
@@ -195,6 +208,9 @@ class SplitReductionPass(ModulePass):
         if red.OPDEF.name == "attention":
             self.split_attention(t, red, p)
             return
+        if red.OPDEF.name in FOLD and self.split_in_one_task(t, red, p):
+            return
+        p = min(p, MAX_REPLICAS)
         block = t.body.blocks.first
         name = red.OPDEF.name
         k = reduced_size(red)
@@ -247,7 +263,56 @@ class SplitReductionPass(ModulePass):
                 continue
             body.add_op(o.clone(value_mapper=vmap))
         self._replace(t, new_ops, body, [c.result for c in partial_vals],
-                      f"{name} split along its reduction dim ({k})", p)
+                      f"{name} split along its reduction dim ({k}) into {p} partials", p)
+
+    def split_in_one_task(self, t: df.TaskOp, red: Operation, p: int) -> bool:
+        """A sum / amax / amin / prod split into ``P`` parts as **one** partial task: its reduced operand is
+        reshaped so that the split dim ``K`` becomes ``[P, K / P]``, the reduction runs over the ``K / P`` part
+        and keeps ``P`` as a dim of its result, whose tiles are one part wide (``P`` x the other tiles work
+        items); the combine reduces that dim. ``P`` is the largest divisor of ``K`` up to the chosen count;
+        False when ``K`` has none (the caller then makes replicated partials)."""
+        x = red.operands[0]
+        xs = _shape(x)
+        ((_, d),) = split_dims(red)
+        k = xs[d]
+        p = max((q for q in range(2, p + 1) if k % q == 0), default=0)
+        if p < 2:
+            return False
+        a = red.attrs()
+        keep = bool(a["keepdim"])
+        rdims = sorted({e % len(xs) for e in (a["dims"] or range(len(xs)))})
+        name = red.OPDEF.name
+        block = t.body.blocks.first
+        body = Block(arg_types=[b_.type for b_ in block.args])
+        for ba, a_ in zip(body.args, block.args):
+            ba.name_hint = a_.name_hint
+        vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+        b = GraphBuilder.at_end(body)
+        et = x.type.get_element_type()
+        xr = b.op("reshape", _full(x, body, vmap), result_type=TensorType(et, [*xs[:d], p, k // p, *xs[d + 1:]]))
+        part = b.op(name, xr, dims=[e if e < d else e + 1 for e in rdims], keepdim=keep)
+        body.add_op(df.YieldOp([part]))
+        ppos = d if keep else d - sum(1 for e in rdims if e < d)  # where P stands in the partial result
+        ptile = _default_tile(_shape(part), t)
+        ptile[ppos] = 1
+        pt = df.TaskOp(f"{t.task_name}_part", "partial", list(t.ins), [part.type], ptile, Region(body))
+        pt.drop_unused_args()
+        ch = df.ChannelOp(pt.results[0], "all")
+        cbody = Block(arg_types=[b_.type for b_ in block.args] + [part.type])
+        for ba, a_ in zip(cbody.args, block.args):
+            ba.name_hint = a_.name_hint
+        cmap: dict[SSAValue, SSAValue] = dict(zip(block.args, cbody.args))
+        cb = GraphBuilder.at_end(cbody)
+        for o in block.ops:
+            if o is red:
+                folded = cb.op(name, cbody.args[-1], dims=[ppos], keepdim=False)
+                if folded.type != red.results[0].type:  # (not expected: the fold restores the reduced shape)
+                    return False
+                cmap[red.results[0]] = folded
+                continue
+            cbody.add_op(o.clone(value_mapper=cmap))
+        self._replace(t, [pt, ch], cbody, [ch.result], f"{name} split along its reduction dim ({k}) into one partial task of {p} parts", p)
+        return True
 
     def _replace(self, t: df.TaskOp, new_ops: list[Operation], body: Block, partials: list[SSAValue], what: str,
                  p: int) -> None:
@@ -272,7 +337,7 @@ class SplitReductionPass(ModulePass):
         t.erase()
         if self.remarks:
             print(f"kitsune-split-reduction: task \"{t.task_name}\" has {tiles} tile(s) for {self.sms} SMs: "
-                  f"{what} into {p} partials + \"{comb.task_name}\"", file=sys.stderr)
+                  f"{what} + \"{comb.task_name}\"", file=sys.stderr)
 
     def split_attention(self, t: df.TaskOp, att: Operation, p: int) -> None:
         """Flash-decoding: ``p`` partials over chunks of L_kv yielding (o, m, l), an online-softmax combine."""
@@ -344,7 +409,7 @@ class SplitReductionPass(ModulePass):
                 continue
             body.add_op(o.clone(value_mapper=vmap))
         self._replace(t, new_ops, body, [c.result for c in chans],
-                      f"attention split along its key/value length ({L})", p)
+                      f"attention split along its key/value length ({L}) into {p} partials", p)
 
 
 def decode_attention_problem(att: Operation) -> Problem | None:

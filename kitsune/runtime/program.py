@@ -486,18 +486,36 @@ class Program:
         self.poll()  # an error an earlier call left (when the GPU has finished it) raises here
         ins = self._prepare(inputs)
         copy = self.copy_outputs if copy_outputs is None else copy_outputs
+        fresh: dict[str, torch.Tensor] = {}
         if self.cuda_graph:
             outs = self._replay(ins)
-        elif self.interpret:
-            outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
         else:
-            with torch.cuda.device(self.device):
-                outs = self.module.launch(self.state, {**self._tensors, **ins}, watchdog=self.watchdog)
+            # outputs the caller keeps are written straight into new tensors (no copy after the launch)
+            fresh = self._fresh_outputs() if copy else {}
+            if self.interpret:
+                outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
+            else:
+                with torch.cuda.device(self.device):
+                    outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
         self.calls += 1
         if self._flag is None and (self.debug or self.interpret):  # debug syncs; the interpreter is synchronous
             self.check()
         outs = list(outs)
-        return [o.clone() for o in outs] if copy else outs
+        if not copy:
+            return outs
+        own = {id(t) for t in fresh.values()}
+        out: list[torch.Tensor] = []
+        for o in outs:  # an input passed through, a graph's static buffer, or an output listed twice: a copy
+            out.append(o if id(o) in own else o.clone())
+            own.discard(id(o))
+        return out
+
+    def _fresh_outputs(self) -> dict[str, torch.Tensor]:
+        """New tensors for the output buffers of this call (the kernels write the outputs there instead of into
+        the state's buffers, which the next call overwrites): returning them needs no copy."""
+        bufs = self.state.get("buffers", {}) if isinstance(self.state, dict) else {}
+        return {n: torch.empty_like(bufs[n]) for n in dict.fromkeys(self.output_names)
+                if n in bufs and self.tensor_info.get(n, ((), "", ""))[2] == "buffer"}
 
     def watch_flag(self, flag: HostFlag) -> None:
         """Use ``flag`` as the kernels' error flag, read lazily by :meth:`poll` (set up on a GPU without

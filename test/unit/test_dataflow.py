@@ -236,7 +236,40 @@ def test_split_reduction_splits_gemv():
     m = _check_same(GEMV, [FormRegionsPass(), SplitReductionPass(force=4)])
     assert [t.task_kind for t in _tasks(m)].count("partial") == 4
     m = _check_same(LONG_SUM, [FormRegionsPass(), SplitReductionPass(force=5)])
-    assert [t.task_kind for t in _tasks(m)].count("partial") >= 5
+    parts = [t for t in _tasks(m) if t.task_kind == "partial"]
+    # a sum / amax is split as ONE partial task whose result keeps the 5 parts as a dim (no replicated code)
+    assert len(parts) == 2 and {tuple(t.outs[0].type.get_shape()) for t in parts} == {(4, 5, 1), (4, 5)}
+
+
+COLUMN_SUMS = """
+func.func @main(%x: tensor<4096x4xf32>, %y: tensor<2x8x1021xf32>) -> (tensor<4xf32>, tensor<1x4xf32>, tensor<2xf32>, tensor<f32>) {
+  %c = graph.sum %x {dims = [0]} : tensor<4096x4xf32> -> tensor<4xf32>
+  %e = graph.exp %x : tensor<4096x4xf32> -> tensor<4096x4xf32>
+  %p = graph.amin %e {dims = [0], keepdim = true} : tensor<4096x4xf32> -> tensor<1x4xf32>
+  %q = graph.sum %y {dims = [1, 2]} : tensor<2x8x1021xf32> -> tensor<2xf32>
+  %a = graph.amax %y : tensor<2x8x1021xf32> -> tensor<f32>
+  func.return %c, %p, %q, %a : tensor<4xf32>, tensor<1x4xf32>, tensor<2xf32>, tensor<f32>
+}
+"""
+
+
+@pytest.mark.parametrize("force", [0, 6, 40])
+def test_split_reduction_as_one_partial_task(force):
+    """Column sums (a bias gradient), keepdim, several reduced dims, a reduction over all dims: split as one
+    partial task over a reshaped operand (P = the largest divisor of K up to the chosen count), meaning
+    preserved; 1021 (prime) has no divisor: replicated partials, at most MAX_REPLICAS of them."""
+    from kitsune.passes.split_reduction import MAX_REPLICAS
+
+    m = _check_same(COLUMN_SUMS, [FormRegionsPass(), SplitReductionPass(force=force)])
+    parts = [t for t in _tasks(m) if t.task_kind == "partial"]
+    one = [t for t in parts if t.task_name.endswith("_part")]
+    replicated = [t for t in parts if not t.task_name.endswith("_part")]
+    assert len(one) == 2, [t.task_name for t in parts]  # the two reductions over 4096 rows
+    p_want = min(force, 4096) if force else min(132, 4096 // 64)  # (min_chunk 64)
+    p = max(q for q in range(2, p_want + 1) if 4096 % q == 0)
+    assert {tuple(t.outs[0].type.get_shape()) for t in one} == {(p, 4), (p, 1, 4)}
+    assert all(t.tile_sizes()[0] == 1 for t in one)  # a tile is one part wide: P x the others work items
+    assert 2 <= len(replicated) <= 2 * MAX_REPLICAS  # the two reductions over the prime 1021
 
 
 ATTENTIONS = {"gqa": ATT_GQA, "mha": ATT_MHA, "gqa_uneven": _attention(8, 2, 1, 37, scale=0.7),

@@ -326,6 +326,34 @@ def test_compile_mlp_matches_torch(mode):
     assert "gpu_queue.program" in cm.lowered and "triton" in cm.source
 
 
+@pytest.mark.parametrize("mode", ["dataflow", "bulk-sync"])
+def test_outputs_are_written_into_new_tensors(mode):
+    """A call keeps its outputs: the kernels write them into tensors allocated for the call, not into the
+    program's buffers (which a clone would then copy: a full read and write of every output), so an earlier
+    call's outputs survive a later call, and two outputs of one value are two tensors."""
+    _needs_codegen()
+    import kitsune
+
+    torch.manual_seed(0)
+    model = TwoOut().eval()
+    x = torch.randn(4, 16)
+    cm = kitsune.compile(model, (x,), mode=mode)
+    bufs = cm.program.state["buffers"]
+    outs = [n for n in cm.program.output_names if n in bufs]
+    assert outs
+    for n in outs:
+        bufs[n].fill_(float("nan"))  # the program's own output buffers: untouched by a copying call
+    h1, r1 = cm(x)
+    h2, r2 = cm(x + 1)
+    want1, want2 = model(x), model(x + 1)
+    assert _rel(h1, want1[0]) < 1e-4 and _rel(r1, want1[1]) < 1e-4  # not overwritten by the second call
+    assert _rel(h2, want2[0]) < 1e-4 and _rel(r2, want2[1]) < 1e-4
+    assert all(torch.isnan(bufs[n]).all() for n in outs)
+    assert h1.data_ptr() != h2.data_ptr() and h1.data_ptr() != r1.data_ptr()
+    y = cm(x, copy_outputs=False)[0]  # the buffers themselves, on request
+    assert any(y.data_ptr() == bufs[n].data_ptr() for n in outs)
+
+
 def test_compile_times_and_own_weights():
     """compile_times names every phase that ran; the program's weights come straight from the model's tensors
     (no numpy round trip) but are copies: changing the model afterwards does not change the program."""

@@ -47,26 +47,33 @@ func.func @gemv(%x: tensor<1x512xf32>, %w: tensor<64x512xf32>, %b: tensor<64xf32
 }
 
 // -----
-// A long row sum (one row band): the partials slice the input before the elementwise
-// prologue (exp), so each computes exp on its chunk only; the combine adds and takes the log.
+// A long row sum (one row band): min(132 / 1, 1000 / 64) = 15 parts wanted, 10 taken (the largest
+// divisor of 1000 up to 15): ONE partial task reshapes its operand [4, 1000] -> [4, 10, 100] (after the
+// elementwise prologue, exp) and sums the last dim, keeping the 10 parts as a dim of its result, whose
+// tiles are one part wide; the combine sums the parts and takes the log.
 
 // CHECK-LABEL: func.func @long_sum
-// CHECK-COUNT-15: dataflow.task "sum_0_part{{[0-9]+}}" partial
+// CHECK: dataflow.task "sum_0_part" partial (%{{.*}}) tile [1, 1, 1] : (tensor<4x1000xf32>) -> tensor<4x10x1xf32> {
+// CHECK-NEXT: ^
+// CHECK-NEXT: graph.exp %{{.*}} : tensor<4x1000xf32> -> tensor<4x1000xf32>
+// CHECK-NEXT: graph.reshape %{{.*}} : tensor<4x1000xf32> -> tensor<4x10x100xf32>
+// CHECK-NEXT: graph.sum %{{.*}} {dims = [2], keepdim = true} : tensor<4x10x100xf32> -> tensor<4x10x1xf32>
 // CHECK: dataflow.task "sum_0_combine" combine
+// CHECK-NEXT: ^
+// CHECK-NEXT: graph.sum %{{.*}} {dims = [1]} : tensor<4x10x1xf32> -> tensor<4x1xf32>
+// CHECK-NEXT: graph.log
+// CHECK-NOT: partial
 
 // FORCE-LABEL: func.func @long_sum
-// FORCE: dataflow.task "sum_0_part0" partial (%{{.*}}) tile [4, 1] : (tensor<4x1000xf32>) -> tensor<4x1xf32> {
-// FORCE-NEXT: ^
-// FORCE-NEXT: graph.slice %{{.*}} {dim = 1, end = 500} : tensor<4x1000xf32> -> tensor<4x500xf32>
-// FORCE-NEXT: graph.exp %{{.*}} : tensor<4x500xf32> -> tensor<4x500xf32>
-// FORCE-NEXT: graph.sum %{{.*}} {dims = [1], keepdim = true} : tensor<4x500xf32> -> tensor<4x1xf32>
+// FORCE: dataflow.task "sum_0_part" partial (%{{.*}}) tile [1, 1, 1] : (tensor<4x1000xf32>) -> tensor<4x2x1xf32> {
+// FORCE: graph.reshape %{{.*}} : tensor<4x1000xf32> -> tensor<4x2x500xf32>
 // FORCE: dataflow.task "sum_0_combine" combine
 // FORCE-NEXT: ^
-// FORCE-NEXT: graph.add
+// FORCE-NEXT: graph.sum
 // FORCE-NEXT: graph.log
 // FORCE-NEXT: dataflow.yield
 
-// REMARK: task "sum_0" has 1 tile(s) for 132 SMs: sum split along its reduction dim (1000) into 15 partials
+// REMARK: task "sum_0" has 1 tile(s) for 132 SMs: sum split along its reduction dim (1000) into one partial task of 10 parts + "sum_0_combine"
 func.func @long_sum(%x: tensor<4x1000xf32>) -> tensor<4x1xf32> {
   %e = graph.exp %x : tensor<4x1000xf32> -> tensor<4x1000xf32>
   %s = graph.sum %e {dims = [1], keepdim = true} : tensor<4x1000xf32> -> tensor<4x1xf32>
