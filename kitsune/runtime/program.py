@@ -56,6 +56,7 @@ import numpy as np
 import torch
 
 from kitsune.timing import phase
+from kitsune.runtime.graph_slots import GraphSlots
 
 # dtype keys of the generated code -> torch dtypes
 TORCH_DTYPES: dict[str, torch.dtype] = {
@@ -285,9 +286,10 @@ class Program:
     Calling it with the user inputs (positionally, in the order of ``input_names``) returns the list of
     outputs. Options: ``copy_outputs`` (default True: clones; False: the program's internal buffers,
     overwritten by the next call), ``debug`` (watchdog on, ``check`` after every call: a stuck queue
-    raises the module's ``QueueTimeout`` naming the queue and kernel), ``cuda_graph`` (CUDA only: the
-    first call warms up and captures one launch, later calls copy the inputs into static buffers and
-    replay it).
+    raises the module's ``QueueTimeout`` naming the queue and kernel), ``cuda_graph`` (CUDA only: a call
+    copies the inputs into a captured launch's static buffers and replays it; up to two captures write
+    into output tensors of their own, handed to the caller without a copy while no earlier output of that
+    capture is still held (``graph_slots``), else the outputs are cloned).
 
     Out-of-range indices raise the module's ``KitsuneIndexError`` (an ``IndexError``): on a GPU at a
     later call (the first that finds the faulty call finished; it raises instead of running) or at
@@ -331,9 +333,7 @@ class Program:
         self._tensors: dict[str, torch.Tensor] = {}
         with phase("upload weights"):
             self._upload(weights or {})
-        self._graph: torch.cuda.CUDAGraph | None = None
-        self._static: dict[str, torch.Tensor] = {}
-        self._graph_outputs: list[torch.Tensor] | None = None
+        self._slots = GraphSlots(self._capture_slot, self._fresh_outputs)  # cuda_graph: the captured launches
         self.calls = 0
         # the lazy error check (GPU, not debug, a module with index checks): see HostFlag and poll
         self.index_checks = bool(getattr(m, "INDEX_CHECKS", None))
@@ -486,17 +486,19 @@ class Program:
         self.poll()  # an error an earlier call left (when the GPU has finished it) raises here
         ins = self._prepare(inputs)
         copy = self.copy_outputs if copy_outputs is None else copy_outputs
-        fresh: dict[str, torch.Tensor] = {}
         if self.cuda_graph:
-            outs = self._replay(ins)
+            out = self._replay(ins, copy)  # (copies only what the caller could otherwise see overwritten)
+            self.calls += 1
+            if self._flag is None and self.debug:
+                self.check()
+            return out
+        # outputs the caller keeps are written straight into new tensors (no copy after the launch)
+        fresh = self._fresh_outputs() if copy else {}
+        if self.interpret:
+            outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
         else:
-            # outputs the caller keeps are written straight into new tensors (no copy after the launch)
-            fresh = self._fresh_outputs() if copy else {}
-            if self.interpret:
+            with torch.cuda.device(self.device):
                 outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
-            else:
-                with torch.cuda.device(self.device):
-                    outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
         self.calls += 1
         if self._flag is None and (self.debug or self.interpret):  # debug syncs; the interpreter is synchronous
             self.check()
@@ -505,7 +507,7 @@ class Program:
             return outs
         own = {id(t) for t in fresh.values()}
         out: list[torch.Tensor] = []
-        for o in outs:  # an input passed through, a graph's static buffer, or an output listed twice: a copy
+        for o in outs:  # an input passed through or an output listed twice: a copy
             out.append(o if id(o) in own else o.clone())
             own.discard(id(o))
         return out
@@ -542,22 +544,20 @@ class Program:
             self._flag.settle()
         self.module.check(self.state)
 
-    def _replay(self, ins: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    def _replay(self, ins: dict[str, torch.Tensor], copy: bool) -> list[torch.Tensor]:
+        """A CUDA-graph call (``graph_slots``): outputs the caller may keep without a copy where a graph's
+        earlier outputs are no longer held, else the copy slot's outputs cloned (``copy``) or as they are."""
         with torch.cuda.device(self.device):
-            if self._graph is None:
-                self._static = {n: t.clone() for n, t in ins.items()}
-                tensors = {**self._tensors, **self._static}
-                # the warm-up launch compiles every kernel and runs once
-                g, outs = capture_graph(lambda: self.module.launch(self.state, tensors, watchdog=self.watchdog))
-                if self.debug:  # the warm-up's watchdog flag (the capture itself runs nothing)
-                    self.check()
-                self._graph, self._graph_outputs = g, list(outs)
-            else:
-                for n, t in ins.items():
-                    self._static[n].copy_(t)
-            self._graph.replay()
-            assert self._graph_outputs is not None
-            return self._graph_outputs
+            return self._slots.run(ins, copy)
+
+    def _capture_slot(self, static: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]):
+        """Warm up and capture one launch reading ``static`` and writing its results into ``outputs`` (the
+        program's buffers where empty)."""
+        tensors = {**self._tensors, **static, **outputs}
+        g, outs = capture_graph(lambda: self.module.launch(self.state, tensors, watchdog=self.watchdog))
+        if self.debug:  # the warm-up's watchdog flag (the capture itself runs nothing)
+            self.check()
+        return g, outs
 
     # ---------------------------------------------------------------- description
 
