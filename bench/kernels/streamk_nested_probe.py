@@ -35,7 +35,8 @@ from streamk_probe import _epilogue, _tile_of, gemm_dp
 @triton.jit
 def gemm_skn(a, w, bias, c, part, cnt, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr,
              BN: tl.constexpr, BK: tl.constexpr, GELU: tl.constexpr, NPROG: tl.constexpr, MAXSEG: tl.constexpr,
-             SPAN: tl.constexpr, STAGES: tl.constexpr):
+             SPAN: tl.constexpr, STAGES: tl.constexpr, TMA: tl.constexpr = False):
+    """TMA: ``a`` and ``w`` are host-side tensor descriptors of [BM, BK] and [BN, BK] blocks, else pointers."""
     pid = tl.program_id(0)
     TM: tl.constexpr = M // BM
     TN: tl.constexpr = N // BN
@@ -53,47 +54,18 @@ def gemm_skn(a, w, bias, c, part, cnt, M: tl.constexpr, N: tl.constexpr, K: tl.c
         pm, pn = _tile_of(t, TM, TN, 8)
         rm = pm * BM + tl.arange(0, BM)
         rn = pn * BN + tl.arange(0, BN)
-        pa = a + rm[:, None] * K + rk[None, :]
-        pw = w + rn[:, None] * K + rk[None, :]
+        if not TMA:
+            pa = a + rm[:, None] * K + rk[None, :]
+            pw = w + rn[:, None] * K + rk[None, :]
         acc = tl.zeros([BM, BN], tl.float32)
         for kk in tl.range(k0, k1, num_stages=STAGES):
-            x = tl.load(pa + kk * BK)
-            y = tl.load(pw + kk * BK)
-            acc = tl.dot(x, tl.trans(y), acc)
-        if k0 < k1:
-            p0, p1 = _tile_programs(t, IPT, TOTAL, NPROG)
-            if p0 == p1:
-                _epilogue(acc, bias, c, pm, pn, N, BM, BN, GELU)
+            if TMA:
+                x = a.load([pm * BM, kk * BK])
+                y = w.load([pn * BN, kk * BK])
             else:
-                tl.store(part + (t * MAXSEG + pid - p0) * (BM * BN) + tile_off, acc, cache_modifier=".cg")
-                tl.debug_barrier()  # every thread's partial stores precede the count-in (release)
-                _fixup(t, part, cnt, bias, c, tile_off, N, TM, TN, BM, BN, IPT, TOTAL, NPROG, MAXSEG, GELU)
-
-
-@triton.jit
-def gemm_skt(a_desc, w_desc, bias, c, part, cnt, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GELU: tl.constexpr, NPROG: tl.constexpr,
-             MAXSEG: tl.constexpr, SPAN: tl.constexpr, STAGES: tl.constexpr):
-    """gemm_skn with TMA loads (host-side tensor descriptors of [BM, BK] and [BN, BK] blocks)."""
-    pid = tl.program_id(0)
-    TM: tl.constexpr = M // BM
-    TN: tl.constexpr = N // BN
-    IPT: tl.constexpr = K // BK
-    TOTAL: tl.constexpr = TM * TN * IPT
-    start = (pid * TOTAL) // NPROG
-    end = ((pid + 1) * TOTAL) // NPROG
-    tile_off = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
-    t0 = start // IPT
-    for s in tl.static_range(SPAN):
-        t = t0 + s
-        k0 = tl.maximum(start - t * IPT, 0)
-        k1 = tl.minimum(end - t * IPT, IPT)
-        pm, pn = _tile_of(t, TM, TN, 8)
-        acc = tl.zeros([BM, BN], tl.float32)
-        for kk in tl.range(k0, k1, num_stages=STAGES):
-            x = a_desc.load([pm * BM, kk * BK])
-            y = w_desc.load([pn * BN, kk * BK])
-            acc = tl.dot(x, y.T, acc)
+                x = tl.load(pa + kk * BK)
+                y = tl.load(pw + kk * BK)
+            acc = tl.dot(x, tl.trans(y), acc)
         if k0 < k1:
             p0, p1 = _tile_programs(t, IPT, TOTAL, NPROG)
             if p0 == p1:
@@ -203,8 +175,8 @@ def main() -> None:
                     wd = TensorDescriptor.from_tensor(w, [BN, BK])
 
                     def step():
-                        gemm_skt[(np_,)](ad, wd, bias, c, part, cnt, M, N, K, BM, BN, BK, gelu, np_, ms, sp, stages,
-                                         num_warps=warps, num_stages=stages)
+                        gemm_skn[(np_,)](ad, wd, bias, c, part, cnt, M, N, K, BM, BN, BK, gelu, np_, ms, sp, stages,
+                                         True, num_warps=warps, num_stages=stages)
                 else:
                     def step():
                         gemm_skn[(np_,)](a, w, bias, c, part, cnt, M, N, K, BM, BN, BK, gelu, np_, ms, sp, stages,

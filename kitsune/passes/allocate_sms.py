@@ -204,12 +204,17 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
         lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": {a} SMs, programs [{lo}, {lo + n}) for "
                      f"{c.tiles} tiles, {e.time_s * 1e6:.2f} us ({e.bound})")
         lo += n
-    k.set_launch(lo, warps, smem)
-    k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
-    k.attributes["est_us"] = FloatAttr(round(worst * 1e6, 3), f64)
+    launch(k, lo, warps, smem, ctas, worst)
     head = (f" kernel \"{k.kernel_name}\": {len(stages)} stage(s), {sum(alloc)} of {gpu.sm_count} SMs, grid {lo}, "
             f"{warps} warps, {smem} B smem, {ctas} CTA/SM, est {worst * 1e6:.2f} us")
     return [head] + lines
+
+
+def launch(k: gq.KernelOp, grid: int, warps: int, smem: int, ctas: int, est_s: float) -> None:
+    """Record a kernel's launch (grid, warps, shared memory), CTAs per SM and estimate as its attributes."""
+    k.set_launch(grid, warps, smem)
+    k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
+    k.attributes["est_us"] = FloatAttr(round(est_s * 1e6, 3), f64)
 
 
 def annotate(s: gq.StageOp, sms: int, e: cost.Estimate) -> cost.Estimate:
@@ -257,9 +262,7 @@ def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[Stag
         lo += n
     total = depths_time([[c for s, c in zip(stages, costs) if depth[s] == d] for d in sorted(set(depth.values()))],
                         gpu, ctas)
-    k.set_launch(lo, warps, smem)
-    k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
-    k.attributes["est_us"] = FloatAttr(round(total * 1e6, 3), f64)
+    launch(k, lo, warps, smem, ctas, total)
     head = (f" kernel \"{k.kernel_name}\" (temporal): {len(stages)} stage(s) in order, grid {lo}, {warps} warps, "
             f"{smem} B smem, {ctas} CTA/SM, est {total * 1e6:.2f} us")
     return [head] + lines

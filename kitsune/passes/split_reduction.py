@@ -222,10 +222,7 @@ class SplitReductionPass(ModulePass):
         ptile = list(t.tile_sizes()) if _shape(red.results[0]) == _shape(t.outs[0]) else _default_tile(
             _shape(red.results[0]), t)
         for i in range(p):
-            body = Block(arg_types=[a.type for a in block.args])
-            for ba, a in zip(body.args, block.args):
-                ba.name_hint = a.name_hint
-            vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+            body, vmap = _body_like(block)
             lo, hi = bounds[i], bounds[i + 1]
             ins = []
             for j in range(N_MAIN.get(name, 1)):
@@ -242,10 +239,7 @@ class SplitReductionPass(ModulePass):
             new_ops += [pt, ch]
             partial_vals.append(ch)
         # combine: the original body with the reduction replaced by the fold of the partials
-        body = Block(arg_types=[a.type for a in block.args] + [pres_type] * p)
-        for ba, a in zip(body.args, block.args):
-            ba.name_hint = a.name_hint
-        vmap = dict(zip(block.args, body.args))
+        body, vmap = _body_like(block, [pres_type] * p)
         parts = list(body.args[len(block.args):])
         for o in block.ops:
             if o is red:
@@ -283,10 +277,7 @@ class SplitReductionPass(ModulePass):
         rdims = sorted({e % len(xs) for e in (a["dims"] or range(len(xs)))})
         name = red.OPDEF.name
         block = t.body.blocks.first
-        body = Block(arg_types=[b_.type for b_ in block.args])
-        for ba, a_ in zip(body.args, block.args):
-            ba.name_hint = a_.name_hint
-        vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+        body, vmap = _body_like(block)
         b = GraphBuilder.at_end(body)
         et = x.type.get_element_type()
         xr = b.op("reshape", _full(x, body, vmap), result_type=TensorType(et, [*xs[:d], p, k // p, *xs[d + 1:]]))
@@ -298,10 +289,7 @@ class SplitReductionPass(ModulePass):
         pt = df.TaskOp(f"{t.task_name}_part", "partial", list(t.ins), [part.type], ptile, Region(body))
         pt.drop_unused_args()
         ch = df.ChannelOp(pt.results[0], "all")
-        cbody = Block(arg_types=[b_.type for b_ in block.args] + [part.type])
-        for ba, a_ in zip(cbody.args, block.args):
-            ba.name_hint = a_.name_hint
-        cmap: dict[SSAValue, SSAValue] = dict(zip(block.args, cbody.args))
+        cbody, cmap = _body_like(block, [part.type])
         cb = GraphBuilder.at_end(cbody)
         for o in block.ops:
             if o is red:
@@ -311,7 +299,8 @@ class SplitReductionPass(ModulePass):
                 cmap[red.results[0]] = folded
                 continue
             cbody.add_op(o.clone(value_mapper=cmap))
-        self._replace(t, [pt, ch], cbody, [ch.result], f"{name} split along its reduction dim ({k}) into one partial task of {p} parts", p)
+        self._replace(t, [pt, ch], cbody, [ch.result],
+                      f"{name} split along its reduction dim ({k}) into one partial task of {p} parts", p)
         return True
 
     def _replace(self, t: df.TaskOp, new_ops: list[Operation], body: Block, partials: list[SSAValue], what: str,
@@ -362,10 +351,7 @@ class SplitReductionPass(ModulePass):
         new_ops: list[Operation] = []
         chans: list[df.ChannelOp] = []
         for i in range(p):
-            body = Block(arg_types=[a.type for a in block.args])
-            for ba, a in zip(body.args, block.args):
-                ba.name_hint = a.name_hint
-            vmap: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+            body, vmap = _body_like(block)
             lo, hi = bounds[i], bounds[i + 1]
             b = GraphBuilder.at_end(body)
             qi = _full(q, body, vmap)
@@ -387,10 +373,7 @@ class SplitReductionPass(ModulePass):
             new_ops += [pt, *cs]
             chans += cs
         # combine: online-softmax rescaling of the partials, then the original epilogue
-        body = Block(arg_types=[a.type for a in block.args] + [c.result.type for c in chans])
-        for ba, a in zip(body.args, block.args):
-            ba.name_hint = a.name_hint
-        vmap = dict(zip(block.args, body.args))
+        body, vmap = _body_like(block, [c.result.type for c in chans])
         parts = list(body.args[len(block.args):])
         os_, ms, ls = parts[0::3], parts[1::3], parts[2::3]
         b = GraphBuilder.at_end(body)
@@ -437,6 +420,15 @@ def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:
     n = N_MAIN.get(op.OPDEF.name, 1)
     roots = {v for o in inside for v in (o.operands[:n] if o is op else o.operands) if v.owner is block}
     return all(u.operation in inside for v in roots for u in v.uses)
+
+
+def _body_like(block: Block, extra_types=()) -> tuple[Block, dict[SSAValue, SSAValue]]:
+    """A new block with ``block``'s arguments (their names too) followed by arguments of ``extra_types``, and the
+    map from ``block``'s arguments to the new ones (a partial's or a combine's body)."""
+    body = Block(arg_types=[a.type for a in block.args] + list(extra_types))
+    for ba, a in zip(body.args, block.args):
+        ba.name_hint = a.name_hint
+    return body, dict(zip(block.args, body.args))
 
 
 def _full(v: SSAValue, body: Block, vmap: dict[SSAValue, SSAValue]) -> SSAValue:

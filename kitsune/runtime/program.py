@@ -488,21 +488,22 @@ class Program:
         copy = self.copy_outputs if copy_outputs is None else copy_outputs
         if self.cuda_graph:
             out = self._replay(ins, copy)  # (copies only what the caller could otherwise see overwritten)
-            self.calls += 1
-            if self._flag is None and self.debug:
-                self.check()
-            return out
-        # outputs the caller keeps are written straight into new tensors (no copy after the launch)
-        fresh = self._fresh_outputs() if copy else {}
-        if self.interpret:
-            outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
         else:
-            with torch.cuda.device(self.device):
-                outs = self.module.launch(self.state, {**self._tensors, **ins, **fresh}, watchdog=self.watchdog)
+            out = self._launch(ins, copy)
         self.calls += 1
         if self._flag is None and (self.debug or self.interpret):  # debug syncs; the interpreter is synchronous
             self.check()
-        outs = list(outs)
+        return out
+
+    def _launch(self, ins: dict[str, torch.Tensor], copy: bool) -> list[torch.Tensor]:
+        """One launch; with ``copy`` the outputs are written straight into new tensors (no copy after it)."""
+        fresh = self._fresh_outputs() if copy else {}
+        tensors = {**self._tensors, **ins, **fresh}
+        if self.interpret:
+            outs = list(self.module.launch(self.state, tensors, watchdog=self.watchdog))
+        else:
+            with torch.cuda.device(self.device):
+                outs = list(self.module.launch(self.state, tensors, watchdog=self.watchdog))
         if not copy:
             return outs
         own = {id(t) for t in fresh.values()}
