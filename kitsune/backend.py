@@ -31,8 +31,9 @@ each concrete input signature is compiled on its first call (and served by the c
 
 Options (``options={...}`` of ``torch.compile``): ``mode`` ('dataflow' | 'bulk-sync'), ``gpu``
 (preset, default 'h100'), ``tune`` (accepted; the tuning database is not in this build: a warning
-says so), ``cuda_graph`` (replay each Kitsune graph in a CUDA graph; inputs are copied into static
-buffers), ``debug`` (watchdog), ``profile`` (the SM timeline of ``kitsune.compile(..., profile=True)``),
+says so), ``cuda_graph`` (replay each Kitsune graph in a CUDA graph; inputs whose address
+stays put from call to call, such as parameters and saved activations, are read in place, the others copied
+into static buffers: ``kitsune.runtime.graph_slots``), ``debug`` (watchdog), ``profile`` (the SM timeline of ``kitsune.compile(..., profile=True)``),
 ``index_checks`` (default True; see ``kitsune.compile``), ``fallback`` (default True; False raises instead
 of falling back).
 """
@@ -150,10 +151,11 @@ class CompiledGraph:
                                     copy_outputs=True)
 
     def _run(self, args):
-        static = set(self.static)
-        skip = set(self.skip_args)
-        ins = [a for i, a in enumerate(args) if i not in static and i not in skip and isinstance(a, torch.Tensor)]
-        outs = self.program(*ins)
+        take = self._takes
+        if take is None:  # the argument positions the program takes (fixed per graph)
+            drop = set(self.static) | set(self.skip_args)
+            take = self._takes = [i for i in range(len(args)) if i not in drop]
+        outs = self.program(*[args[i] for i in take if isinstance(args[i], torch.Tensor)])
         self.calls += 1
         if self.plan is None:
             return tuple(outs)
@@ -165,6 +167,7 @@ class CompiledGraph:
         return tuple(got)
 
     skip_args: tuple = ()  # argument positions the program does not take (placeholders known at compile time)
+    _takes: list[int] | None = None
 
     def __call__(self, *args):
         if self.fallback is not None:

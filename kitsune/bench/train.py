@@ -18,8 +18,8 @@ Per workload, on the same inputs:
   mode="reduce-overhead")``: CUDA-graph trees over the forward and the backward); eager + CUDA graph is not
   measured (capturing autograd's backward needs static gradient buffers, which the step resets);
 * Kitsune: ``torch.compile(model, backend="kitsune", options={"mode": M, "cuda_graph": True})`` (each of
-  aot_autograd's two graphs replayed as a CUDA graph of its launch plan, its inputs copied into the graph's
-  static buffers: ``kitsune_graph_ms``) and without CUDA graphs (``kitsune_nograph_ms``), per ``--modes``;
+  aot_autograd's two graphs replayed as a CUDA graph of its launch plan, inputs at unchanged addresses read
+  in place, the others copied into the graph's static buffers: ``kitsune_graph_ms``) and without CUDA graphs (``kitsune_nograph_ms``), per ``--modes``;
   ``kitsune_ms`` is the faster (``kitsune_variant``), ``speedup`` = Inductor + CUDA graph / it; the record says
   what the backend did (``backend_graphs``: 'kitsune' or the fallback, ``kitsune_backward``: the backward
   graph was compiled by Kitsune);
@@ -210,8 +210,8 @@ def run_training(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                 rec["kitsune_graph_ms"] = bench_ms(make_step(c, model, inputs, targets))
                 stage = "recheck"
                 errs = gate(grads(c, model, check, targets))
-                # the same programs launched without CUDA graphs: no copies of the inputs into static buffers
-                # (every saved activation, every parameter), a launch per kernel instead
+                # the same programs launched without CUDA graphs: no copies of moved inputs into static buffers,
+                # a launch per kernel instead
                 torch._dynamo.reset()
                 c2 = torch.compile(model, backend="kitsune", options={"mode": m, "gpu": preset})
                 errs2 = gate(grads(c2, model, check, targets))

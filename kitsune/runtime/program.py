@@ -287,9 +287,10 @@ class Program:
     outputs. Options: ``copy_outputs`` (default True: clones; False: the program's internal buffers,
     overwritten by the next call), ``debug`` (watchdog on, ``check`` after every call: a stuck queue
     raises the module's ``QueueTimeout`` naming the queue and kernel), ``cuda_graph`` (CUDA only: a call
-    copies the inputs into a captured launch's static buffers and replays it; up to two captures write
-    into output tensors of their own, handed to the caller without a copy while no earlier output of that
-    capture is still held (``graph_slots``), else the outputs are cloned).
+    replays a captured launch; it reads in place the inputs whose address has not moved since the previous
+    call and copies the others into static buffers; up to three captures write into output tensors of their
+    own, handed to the caller without a copy while no earlier output of that capture is still held
+    (``graph_slots``), else the outputs are cloned).
 
     Out-of-range indices raise the module's ``KitsuneIndexError`` (an ``IndexError``): on a GPU at a
     later call (the first that finds the faulty call finished; it raises instead of running) or at
@@ -302,6 +303,8 @@ class Program:
                  watchdog: int | None = None, directory: str | os.PathLike | None = None,
                  lowered: str | None = None):
         self.device = resolve_device(device)
+        if self.device.type == "cuda" and self.device.index is None:  # 'cuda' -> 'cuda:N' (compared per call)
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.interpret = uses_interpreter(self.device)
         if self.interpret:
             _warn_interpreter()
@@ -333,7 +336,11 @@ class Program:
         self._tensors: dict[str, torch.Tensor] = {}
         with phase("upload weights"):
             self._upload(weights or {})
-        self._slots = GraphSlots(self._capture_slot, self._fresh_outputs)  # cuda_graph: the captured launches
+        # per input (name, torch.Size, dtype) for _prepare's fast path; a dynamic dimension never matches
+        self._fast_signature = [(n, torch.Size(self.tensor_info[n][0]), TORCH_DTYPES[self.tensor_info[n][1]])
+                                for n in self.input_names]
+        self._slots = GraphSlots(self._capture_slot, self._fresh_outputs,  # cuda_graph: the captured launches
+                                 output_names=self.output_names)
         self.calls = 0
         # the lazy error check (GPU, not debug, a module with index checks): see HostFlag and poll
         self.index_checks = bool(getattr(m, "INDEX_CHECKS", None))
@@ -451,6 +458,25 @@ class Program:
                 for n in self.input_names]
 
     def _prepare(self, inputs: Sequence[Any]) -> dict[str, torch.Tensor]:
+        """The inputs by name, checked and on the device in the program's dtypes (a copy only where needed).
+
+        The common case -- contiguous tensors of the right shape, dtype and device -- is checked in one pass
+        and taken as is (a detached alias where they require grad): a training step calls two programs with
+        dozens of inputs each, and this is per-call host time."""
+        fast = self._fast_signature
+        if len(inputs) == len(fast):
+            out: dict[str, torch.Tensor] = {}
+            dev = self.device
+            for (n, size, dt), x in zip(fast, inputs):
+                if not (isinstance(x, torch.Tensor) and x.dtype is dt and x.shape == size and x.device == dev
+                        and x.is_contiguous()):
+                    break
+                out[n] = x.detach() if x.requires_grad else x
+            else:
+                return out
+        return self._prepare_checked(inputs)
+
+    def _prepare_checked(self, inputs: Sequence[Any]) -> dict[str, torch.Tensor]:
         sig = self.input_signature()
         if len(inputs) != len(sig):
             names = ", ".join(f"{lab} {_fmt_shape(s)} {str(d).replace('torch.', '')}" for lab, s, d in sig)
@@ -499,7 +525,7 @@ class Program:
         """One launch; with ``copy`` the outputs are written straight into new tensors (no copy after it)."""
         fresh = self._fresh_outputs() if copy else {}
         tensors = {**self._tensors, **ins, **fresh}
-        if self.interpret:
+        if self.interpret or torch.cuda.current_device() == self.device.index:
             outs = list(self.module.launch(self.state, tensors, watchdog=self.watchdog))
         else:
             with torch.cuda.device(self.device):
@@ -548,6 +574,8 @@ class Program:
     def _replay(self, ins: dict[str, torch.Tensor], copy: bool) -> list[torch.Tensor]:
         """A CUDA-graph call (``graph_slots``): outputs the caller may keep without a copy where a graph's
         earlier outputs are no longer held, else the copy slot's outputs cloned (``copy``) or as they are."""
+        if torch.cuda.current_device() == self.device.index:  # (entering torch.cuda.device costs host time)
+            return self._slots.run(ins, copy)
         with torch.cuda.device(self.device):
             return self._slots.run(ins, copy)
 

@@ -2,6 +2,7 @@
 
     kitsune-tune --workload mlp_gpt3_T256 [--workload ...] [--max-candidates 12] [--db PATH]
     kitsune-tune path/model.py[:factory]
+    kitsune-tune --train --workload nerf_65k   (the forward and backward graphs of a training step)
     python -m kitsune.tools.tune --workload all --json OUT
 
 For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv), the
@@ -121,12 +122,14 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
 
 
 def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,
-               log=None, store: bool = True) -> list[dict]:
-    """Tune every templated task of an imported graph module; winners go to the database."""
+               log=None, store: bool = True, seen: set[str] | None = None) -> list[dict]:
+    """Tune every templated task of an imported graph module; winners go to the database. ``seen``: problem keys
+    already tuned in this run (shared across graphs: a training step's forward and backward have GEMMs of one
+    problem with other epilogues, and the first tuned keeps its entry)."""
     from kitsune.schedule import db
     from kitsune.schedule.configs import config_from
 
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     out = []
     for task, c in scheduled_tasks(graph_module, gpu):
         if c.problem is None or c.template not in ("gemm", "gemv"):
@@ -145,6 +148,32 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
     return out
 
 
+def training_graphs(name: str, gpu: str, device: str = "cuda", scale: float = 1.0) -> list[tuple[str, object]]:
+    """(label, imported graph module) of the forward and backward graphs of a suite workload's training step
+    through ``torch.compile(backend="kitsune")`` (on the GPU, bf16): the graphs whose tasks a training step runs
+    (weight-gradient GEMMs with a short K, split reductions) and an inference graph does not have."""
+    import torch
+    import torch._dynamo
+
+    import kitsune.backend as kb
+    from kitsune.bench.harness import get_source
+    from kitsune.context import parse_module
+
+    model, inputs = get_source(name).build(scale, torch.bfloat16 if device == "cuda" else torch.float32, device, 0)
+    model.train()
+    torch._dynamo.reset()
+    n0 = len(kb.records())
+    c = torch.compile(model, backend="kitsune", options={"mode": "bulk-sync", "gpu": gpu, "fallback": False})
+    c(*inputs)  # compiles the forward and (aot_autograd lowers it at once) the backward
+    out = []
+    for r in kb.records()[n0:]:
+        for cg in (r.compiled, r.backward):
+            if cg is not None and getattr(cg, "_low", None) is not None:
+                out.append((f"{name}:{cg.role}", parse_module(cg._low.graph_text, f"{name}:{cg.role}")))
+    torch._dynamo.reset()
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="kitsune-tune", description=__doc__.split("\n\n")[0])
     ap.add_argument("model", nargs="?", help="path/model.py[:factory] (returns module and example inputs)")
@@ -153,6 +182,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-candidates", type=int, default=12)
     ap.add_argument("--db", default=None, help="database file (default: the user's cache)")
     ap.add_argument("--json", default=None, help="write every candidate's timing here")
+    ap.add_argument("--train", action="store_true",
+                    help="tune the forward and backward graphs of each workload's training step instead")
     a = ap.parse_args(argv)
     import torch
 
@@ -170,6 +201,9 @@ def main(argv=None) -> int:
         if w not in WORKLOADS:
             print(f"kitsune-tune: unknown workload {w!r}; known: {', '.join(sorted(WORKLOADS))}", file=sys.stderr)
             return 2
+        if a.train:
+            models.append((w, None, None))
+            continue
         model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
         models.append((w, model, inputs))
     if a.model:
@@ -181,12 +215,18 @@ def main(argv=None) -> int:
         ap.error("give a model file or --workload")
     log = open(a.json, "w") if a.json else None
     try:
+        graphs = []
         for name, model, inputs in models:
-            gm, _ = import_module(model, inputs)
-            recs = tune_graph(gm, gpu, "cuda", a.max_candidates, a.db, log)
+            if model is None:
+                graphs += training_graphs(name, gpu)
+            else:
+                graphs.append((name, import_module(model, inputs)[0]))
+        seen: set[str] = set()
+        for name, gm in graphs:
+            recs = tune_graph(gm, gpu, "cuda", a.max_candidates, a.db, log, seen=seen)
             for r in recs:
                 d = r["default_ms"]
-                print(f"{name:<18} {r['task']:<14} {r['template']:<5} best {r['ms'] * 1e3:8.1f} us "
+                print(f"{name:<24} {r['task']:<14} {r['template']:<5} best {r['ms'] * 1e3:8.1f} us "
                       f"(default {'-' if d is None else f'{d * 1e3:.1f}'} us) {r['config']}")
     finally:
         if log:
