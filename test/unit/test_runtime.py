@@ -188,6 +188,26 @@ def test_inputs_cast_and_made_contiguous():
     torch.testing.assert_close(y2, y)
 
 
+def test_well_formed_inputs_are_taken_as_they_are(monkeypatch):
+    """The per-call fast path: contiguous tensors of the program's shape, dtype and device are used without a copy
+    (one requiring grad through a detached alias); anything else goes through the checked path."""
+    p = Program(fake_source(), WEIGHTS, DEV)
+    x, idx = _inputs()
+    x, idx = x.to(DEV), idx.to(DEV)
+    checked = []
+    real = p._prepare_checked
+    monkeypatch.setattr(p, "_prepare_checked", lambda ins: checked.append(1) or real(ins))
+    xg = x.clone().requires_grad_(True)
+    ins = p._prepare([xg, idx])
+    assert not checked and ins["idx"] is idx and ins["x"].data_ptr() == xg.data_ptr() and not ins["x"].requires_grad
+    y, _ = p(xg, idx)
+    torch.testing.assert_close(y.cpu(), fake_ref(x.cpu(), idx.cpu())[0])
+    assert not y.requires_grad and not checked
+    p(x.t().contiguous().t(), idx)  # not contiguous: checked (and copied)
+    p(x, idx.int())  # another dtype: checked (and converted)
+    assert len(checked) == 2
+
+
 def test_missing_and_misshapen_weights():
     with pytest.raises(KitsuneRuntimeError, match=r"no value for parameter\(s\) 'lin.bias'"):
         Program(fake_source(), {"lin.weight": WEIGHTS["lin.weight"]}, DEV)
