@@ -78,7 +78,7 @@ def _main(module):
 
 
 def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: bool = False,
-           index_checks: bool = True) -> _Lowered:
+           index_checks: bool = True, placement: str = "auto") -> _Lowered:
     from kitsune import cost
     from kitsune.context import make_context
     from kitsune.gpu import parse_gpu_option
@@ -88,7 +88,7 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
         gtext = _text(graph_module)
     capacity = "all" if uses_interpreter(device) else "ir"
     key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile),
-           bool(index_checks))
+           bool(index_checks), placement)
     with _lock:
         hit = _lowered.get(key)
         if hit is not None:
@@ -96,7 +96,7 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     g = parse_gpu_option(gpu)
     with phase("roofline floor"):
         floor = cost.roofline_floor(_main(graph_module), g)
-    KitsunePipelinePass(mode=mode, gpu=gpu).apply(make_context(), graph_module)
+    KitsunePipelinePass(mode=mode, gpu=gpu, placement=placement).apply(make_context(), graph_module)
     from kitsune.codegen.triton_gen import generate_triton
 
     with phase("codegen"):
@@ -239,7 +239,7 @@ class CompiledModel:
 def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow", gpu: str = "h100", *,
             device: Any = None, cuda_graph: bool = False, debug: bool | None = None, copy_outputs: bool = True,
             cache: bool = True, profile: bool = False, index_checks: bool = True,
-            precompile: bool = True) -> CompiledModel:
+            precompile: bool = True, placement: str = "auto") -> CompiledModel:
     """Compile ``model`` for ``example_inputs``' shapes and dtypes; see the module docstring.
 
     ``device``: None -> 'cuda' when a GPU is present, else 'cpu' (Triton's interpreter, slow).
@@ -257,10 +257,17 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     call's, ``report(path)`` draws it. Results are unchanged; the overhead is a few stores per work item.
     ``precompile`` (default True): on a GPU, compile every kernel now, kernels of the same code once
     (``Program.precompile``), rather than at the first call (whose time is then the launch's).
+    ``placement`` (dataflow mode): how tasks share persistent kernels -- 'auto' (the cost model decides per
+    level), 'spatial' (disjoint SM ranges, tiles streamed through queues) or 'temporal' (tasks one after
+    another on all SMs, waiting on counters); see ``kitsune.passes.placement``.
     ``compile_times`` of the result: seconds per phase of this compile (``kitsune.timing``).
     """
+    from kitsune.passes.placement import PLACEMENTS
+
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     if debug is None:
         debug = os.environ.get("KITSUNE_DEBUG", "") not in ("", "0", "false", "False")
     dev = resolve_device(device)
@@ -269,7 +276,7 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     example_inputs = tuple(example_inputs)
     leaves, in_spec = _flat_inputs(example_inputs)
     key = (_signature(leaves), mode, gpu, str(dev), bool(cuda_graph), bool(debug), bool(copy_outputs), bool(profile),
-           bool(index_checks))
+           bool(index_checks), placement)
     if cache and isinstance(model, torch.nn.Module):
         with _lock:
             hit = _by_model.get(model, {}).get(key)
@@ -287,7 +294,7 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
         with phase("import"):
             graph_module, weights = import_exported(ep, torch_weights=True)
         out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
-        low = _lower(graph_module, mode, gpu, dev, profile=profile, index_checks=index_checks)
+        low = _lower(graph_module, mode, gpu, dev, profile=profile, index_checks=index_checks, placement=placement)
         program = _program_for(low, weights, dev, precompile=precompile, debug=debug, cuda_graph=cuda_graph,
                                copy_outputs=copy_outputs)
     if out_spec is not None and out_spec.num_leaves != len(program.output_names):
