@@ -55,6 +55,7 @@ class _Lowered:
     gpu: Any  # kitsune.gpu.GPU
     source_all: str | None = None  # generated with one slot per tile (when ring queues cannot be resident)
     profile: bool = False  # the generated kernels record every work item's start, end and SM
+    placement: str = "auto"  # the dataflow placement lowered with (a tuned one where the database has it)
     index_checks: bool = True  # the generated kernels check the indices they load (see generate_triton)
 
 
@@ -96,6 +97,10 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     g = parse_gpu_option(gpu)
     with phase("roofline floor"):
         floor = cost.roofline_floor(_main(graph_module), g)
+    if mode == "dataflow" and placement == "auto":  # a measured placement (kitsune-tune --placement) first
+        from kitsune.schedule import db
+
+        placement = db.lookup_placement(key[0], g) or "auto"
     KitsunePipelinePass(mode=mode, gpu=gpu, placement=placement).apply(make_context(), graph_module)
     from kitsune.codegen.triton_gen import generate_triton
 
@@ -104,7 +109,7 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     with phase("print lowered"):
         lowered = _text(graph_module)
     low = _Lowered(key, gtext, graph_module, lowered, source, capacity, floor, g, profile=bool(profile),
-                   index_checks=bool(index_checks))
+                   index_checks=bool(index_checks), placement=placement)
     with _lock:
         return _lowered.setdefault(key, low)
 
@@ -170,6 +175,16 @@ class CompiledModel:
         self._out_spec = out_spec
 
     # the artefacts
+    @property
+    def placement(self) -> str:
+        """The dataflow placement the program was lowered with (a measured one where the tuning database has it)."""
+        return self._low.placement
+
+    @property
+    def graph_hash(self) -> str:
+        """The imported graph's text hash: the key of its tuned placement."""
+        return self._low.key[0]
+
     @property
     def source(self) -> str:
         """The generated Triton module's source."""

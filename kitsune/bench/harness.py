@@ -364,6 +364,8 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                 fn = kitsune.compile(model, inputs, mode=m, gpu=preset, device=dev, debug=args.debug,
                                      cuda_graph=False)
                 rec["compile_s"] = round(time.perf_counter() - t1, 2)
+                if m == "dataflow":
+                    rec["placement"] = fn.placement  # 'auto' (cost model) or the tuned one (kitsune-tune --placement)
                 if getattr(fn.program, "capacity_fallback", False):
                     rec["capacity_fallback"] = True
                 floor = fn._low.floor

@@ -99,7 +99,7 @@ def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int, placement: str = 
     """The kernels (lists of tasks in topological order, each with its placement: 'bulk-sync', 'spatial' or
     'temporal') of a dataflow graph."""
     tasks = g.tasks()
-    if mode == "bulk-sync":
+    if mode == "bulk-sync" or placement == "separate":
         return [(ks, "bulk-sync") for ks in side_by_side(tasks, max_stages)]
     level = task_levels(tasks, queue_tile)
     levels = [[t for t in tasks if level[t] == lv] for lv in sorted(set(level.values()))]
@@ -134,8 +134,8 @@ class ConvertDataflowToGpuQueuePass(ModulePass):
     gpu: str = "h100"
     """GPU (its SM count bounds the stages of one spatial kernel; the cost model of placement=auto)."""
     placement: str = "auto"
-    """dataflow mode: auto (per level, from the cost model), spatial (levels, queues) or temporal (consecutive
-    tasks in one kernel, counters between stages); see kitsune.passes.placement."""
+    """dataflow mode: auto (per level, from the cost model), spatial (levels, queues), temporal (consecutive
+    tasks in one kernel, counters between stages) or separate (bulk-sync's kernels); see kitsune.passes.placement."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:

@@ -29,7 +29,7 @@ class KitsunePipelinePass(ModulePass):
     mode: str = "dataflow"
     """dataflow or bulk-sync."""
     placement: str = "auto"
-    """dataflow mode: auto, spatial or temporal (kitsune.passes.placement)."""
+    """dataflow mode: auto, spatial, temporal or separate (kitsune.passes.placement)."""
     gpu: str = "h100"
     """GPU preset (with optional FIELD=VALUE overrides)."""
     canonicalize: bool = True

@@ -28,7 +28,9 @@ import math
 from kitsune.dialects import dataflow as df
 from kitsune.gpu import GPU
 
-PLACEMENTS = ("auto", "spatial", "temporal")
+PLACEMENTS = ("auto", "spatial", "temporal", "separate")
+"""``separate``: every channel a kernel boundary (bulk-sync's kernels): a candidate of the measured placement
+(``kitsune-tune --placement``) for programs where no shared kernel beats separate ones."""
 
 HANDOFF_S = 1.0e-6
 """Cost of one popped tile on the consumer program's path: an acquire round trip to L2 for the filled counter

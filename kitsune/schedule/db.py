@@ -6,7 +6,8 @@ database that ships with the package (``kitsune/schedule/tuned.json``, the suite
 tuned on the H100). ``KITSUNE_TUNING_DB=0`` switches both off (heuristic
 defaults only: how "no tuning to the benchmark" is checked).
 
-An entry: ``{"<gpu>|<template>|<problem key>": {"config": {...}, "ms": t, "default_ms": t0, "date": ...}}``.
+An entry: ``{"<gpu>|<template>|<problem key>": {"config": {...}, "ms": t, "default_ms": t0, "date": ...}}``;
+a program's dataflow placement: ``{"<gpu>|placement|<graph hash>": {"placement": p, "ms": {p: t, ...}, ...}}``.
 """
 
 from __future__ import annotations
@@ -68,9 +69,39 @@ def lookup(problem, gpu: GPU | str):
     return None
 
 
+def placement_key(graph_hash: str, gpu: GPU | str) -> str:
+    """The entry of a program's tuned dataflow placement: the imported graph's text hash (shapes, dtypes, ops)."""
+    return f"{get_gpu(gpu).name}|placement|{graph_hash}"
+
+
+def lookup_placement(graph_hash: str, gpu: GPU | str) -> str | None:
+    """The measured-fastest dataflow placement of a program (``kitsune-tune --placement``), or None."""
+    if not enabled():
+        return None
+    k = placement_key(graph_hash, gpu)
+    for path in (user_path(), PACKAGED):
+        e = _read(path).get(k)
+        if e:
+            return e["placement"]
+    return None
+
+
+def store_placement(graph_hash: str, gpu: GPU | str, placement: str, ms: dict, path: Path | None = None,
+                    extra: dict | None = None) -> Path:
+    """Record a program's fastest placement and every candidate's time (ms by placement)."""
+    return _write(placement_key(graph_hash, gpu), dict(placement=placement, ms={k: round(v, 5) for k, v in ms.items()},
+                                                        **(extra or {})), path)
+
+
 def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, path: Path | None = None,
           extra: dict | None = None) -> Path:
     """Record a winner (atomically: write a temporary file, then rename)."""
+    return _write(key(problem, gpu), dict(config=config.as_dict(), ms=round(ms, 5),
+                                          default_ms=None if default_ms is None else round(default_ms, 5),
+                                          **(extra or {})), path)
+
+
+def _write(k: str, entry: dict, path: Path | None) -> Path:
     import datetime
 
     path = path or user_path()
@@ -80,9 +111,7 @@ def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, 
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             data = {}
-        data[key(problem, gpu)] = dict(config=config.as_dict(), ms=round(ms, 5),
-                                       default_ms=None if default_ms is None else round(default_ms, 5),
-                                       date=datetime.date.today().isoformat(), **(extra or {}))
+        data[k] = dict(entry, date=datetime.date.today().isoformat())
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         tmp.replace(path)
@@ -90,4 +119,5 @@ def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, 
     return path
 
 
-__all__ = ["lookup", "store", "user_path", "enabled", "key", "PACKAGED"]
+__all__ = ["lookup", "store", "user_path", "enabled", "key", "PACKAGED", "placement_key", "lookup_placement",
+           "store_placement"]

@@ -3,6 +3,7 @@
     kitsune-tune --workload mlp_gpt3_T256 [--workload ...] [--max-candidates 12] [--db PATH]
     kitsune-tune path/model.py[:factory]
     kitsune-tune --train --workload nerf_65k   (the forward and backward graphs of a training step)
+    kitsune-tune --placement --workload all    (each workload's dataflow placement, measured)
     python -m kitsune.tools.tune --workload all --json OUT
 
 For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv), the
@@ -148,6 +149,62 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
     return out
 
 
+PLACEMENT_CANDIDATES = ("spatial", "temporal", "separate")
+
+
+def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool = True) -> dict:
+    """Time a model's dataflow program under each placement candidate (and the cost model's ``auto`` where the
+    database has no entry yet), each launch plan replayed in a CUDA graph, outputs checked against the
+    ``separate`` program's (bf16 tolerance); the fastest correct one goes to the database, keyed by the
+    imported graph's hash, and ``placement="auto"`` uses it from then on."""
+    import torch
+    from triton.testing import do_bench
+
+    import kitsune
+    from kitsune.bench.harness import flatten
+    from kitsune.runtime.program import capture_graph
+    from kitsune.schedule import db
+
+    def run(placement):
+        with torch.no_grad():
+            cm = kitsune.compile(model, inputs, mode="dataflow", gpu=gpu, placement=placement, cache=False)
+            outs = [o.clone() for o in flatten(cm(*inputs))]
+            prog = cm.program
+            env = {**prog._tensors, **prog._prepare(list(flatten(inputs)))}
+            g, _ = capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)
+            return cm, outs, do_bench(g.replay, warmup=25, rep=200, return_mode="median")
+
+    def rel(a, b):
+        return (torch.linalg.vector_norm(a.float() - b.float())
+                / torch.linalg.vector_norm(b.float()).clamp_min(1e-30)).item()
+
+    cm, ref, ms = run("separate")
+    graph_hash = cm.graph_hash
+    times = {"separate": ms}
+    cands = [p for p in PLACEMENT_CANDIDATES if p != "separate"]
+    if db.lookup_placement(graph_hash, gpu) is None:
+        cands.append("auto")
+    errors = {}
+    for p in cands:
+        try:
+            _, outs, ms = run(p)
+        except Exception as e:  # noqa: BLE001 - a placement that cannot be built or run is not a candidate
+            errors[p] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            continue
+        err = max((rel(a, b) for a, b in zip(outs, ref)), default=0.0)
+        if not err < 2e-2:
+            errors[p] = f"rel err {err:.2e} against separate kernels"
+            continue
+        times[p] = ms
+    best = min(times, key=times.get)
+    rec = {"graph_hash": graph_hash, "placement": best, "ms": times, "errors": errors}
+    if log:
+        log.write(json.dumps(rec) + "\n")
+    if store:
+        db.store_placement(graph_hash, gpu, best, times, Path(db_path) if db_path else None)
+    return rec
+
+
 def training_graphs(name: str, gpu: str, device: str = "cuda", scale: float = 1.0) -> list[tuple[str, object]]:
     """(label, imported graph module) of the forward and backward graphs of a suite workload's training step
     through ``torch.compile(backend="kitsune")`` (on the GPU, bf16): the graphs whose tasks a training step runs
@@ -182,6 +239,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-candidates", type=int, default=12)
     ap.add_argument("--db", default=None, help="database file (default: the user's cache)")
     ap.add_argument("--json", default=None, help="write every candidate's timing here")
+    ap.add_argument("--placement", action="store_true",
+                    help="tune each workload's dataflow placement (spatial / temporal / separate kernels) instead")
     ap.add_argument("--train", action="store_true",
                     help="tune the forward and backward graphs of each workload's training step instead")
     a = ap.parse_args(argv)
@@ -201,7 +260,7 @@ def main(argv=None) -> int:
         if w not in WORKLOADS:
             print(f"kitsune-tune: unknown workload {w!r}; known: {', '.join(sorted(WORKLOADS))}", file=sys.stderr)
             return 2
-        if a.train:
+        if a.train or a.placement:
             models.append((w, None, None))
             continue
         model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
@@ -215,6 +274,16 @@ def main(argv=None) -> int:
         ap.error("give a model file or --workload")
     log = open(a.json, "w") if a.json else None
     try:
+        if a.placement:
+            for name, _, _ in models:
+                model, inputs = get_workload(name).build(1.0, torch.bfloat16, "cuda", seed=0)
+                model.eval()
+                r = tune_placement(model, inputs, gpu, a.db, log)
+                print(f"{name:<24} placement {r['placement']:<9} " + " ".join(f"{k} {v * 1e3:.1f} us"
+                                                                        for k, v in r["ms"].items())
+                      + "".join(f"; {k}: {v}" for k, v in r["errors"].items()))
+            print(f"kitsune-tune: {datetime.date.today()}: database {a.db or 'user cache'}")
+            return 0
         graphs = []
         for name, model, inputs in models:
             if model is None:

@@ -551,5 +551,37 @@ def test_compile_placement_option():
         got[placement] = cm
         torch.testing.assert_close(flatten(cm(*inputs))[0], want, rtol=1e-4, atol=1e-4)
     assert got["spatial"] is not got["temporal"] and got["spatial"].lowered != got["temporal"].lowered
-    with pytest.raises(ValueError, match="placement must be one of auto, spatial, temporal, got 'diagonal'"):
+    with pytest.raises(ValueError, match="placement must be one of auto, spatial, temporal, separate, got 'diagonal'"):
         kitsune.compile(model, inputs, mode="dataflow", placement="diagonal", device="cpu")
+
+
+def test_separate_placement_and_a_tuned_placement_from_the_database(tmp_path, monkeypatch):
+    """placement='separate' lowers a dataflow program into bulk-sync's kernels (no queue, no temporal stage) and
+    computes the same; placement='auto' takes a program's measured placement from the tuning database
+    (``kitsune-tune --placement``), keyed by the imported graph's hash, and the cost model's choice without one."""
+    import kitsune
+    from kitsune.bench.harness import flatten, get_source
+    from kitsune.compile import clear_cache
+    from kitsune.schedule import db
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    model, inputs = get_source("nerf_65k").build(0.002, torch.float32, "cpu", 0)
+    model.eval()
+    want = model(*inputs)
+    sep = kitsune.compile(model, inputs, mode="dataflow", placement="separate", device="cpu")
+    bulk = kitsune.compile(model, inputs, mode="bulk-sync", device="cpu")
+    torch.testing.assert_close(flatten(sep(*inputs))[0], want, rtol=1e-4, atol=1e-4)
+    import re
+
+    def ops(text):
+        return sorted(set(re.findall(r"gpu_queue\.[a-z_]+", text)))
+
+    assert ops(sep.lowered) == ops(bulk.lowered) and "temporal" not in sep.lowered  # no queue / counter ops
+    assert sep.lowered.count("gpu_queue.kernel") == bulk.lowered.count("gpu_queue.kernel") > 1
+    auto = kitsune.compile(model, inputs, mode="dataflow", device="cpu")
+    assert auto.placement == "auto" and auto.lowered.count("gpu_queue.kernel") < sep.lowered.count("gpu_queue.kernel")
+    db.store_placement(auto.graph_hash, "h100", "separate", {"separate": 0.1, "temporal": 0.2})
+    clear_cache()
+    tuned = kitsune.compile(model, inputs, mode="dataflow", device="cpu", cache=False)
+    assert tuned.placement == "separate" and tuned.lowered == sep.lowered
+    torch.testing.assert_close(flatten(tuned(*inputs))[0], want, rtol=1e-4, atol=1e-4)

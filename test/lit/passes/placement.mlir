@@ -28,8 +28,16 @@
 // TEMP-NOT: gpu_queue.queue
 // TEMP: placement = "temporal"
 
+// placement=separate: bulk-sync's kernels (a candidate of the measured placement): two kernels, no queue, no counter.
+// RUN: kitsune-opt %S/inputs/gemm-pipeline.mlir -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow placement=separate}' | filecheck %s --check-prefix=SEP
+// SEP-NOT: gpu_queue.queue
+// SEP: gpu_queue.kernel "k0"
+// SEP-NOT: temporal
+// SEP: gpu_queue.kernel "k1"
+// SEP-NOT: gpu_queue.push
+
 // RUN: not kitsune-opt %s -p 'kitsune-form-regions,convert-dataflow-to-gpu-queue{mode=dataflow placement=diagonal}' 2>&1 | filecheck %s --check-prefix=BAD
-// BAD: placement must be one of auto, spatial, temporal, got 'diagonal'
+// BAD: placement must be one of auto, spatial, temporal, separate, got 'diagonal'
 
 func.func @main(%x: tensor<1x512xbf16> {kitsune.name = "x", kitsune.kind = "input"}, %w1: tensor<1024x512xbf16> {kitsune.name = "w1", kitsune.kind = "parameter"}, %w2: tensor<512x1024xbf16> {kitsune.name = "w2", kitsune.kind = "parameter"}) -> tensor<1x512xbf16> {
   %h = graph.linear %x, %w1 : tensor<1x512xbf16>, tensor<1024x512xbf16> -> tensor<1x1024xbf16>
