@@ -61,7 +61,7 @@ class KitsunePipelinePass(ModulePass):
         out.append(MaterializePass())
         out.append(FuseCopiesPass())
         out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates,
-                                       queues=self.mode == "dataflow"))
+                                       queues=self.mode == "dataflow" and self.placement != "separate"))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count, templates=self.templates))
         out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu, placement=self.placement))

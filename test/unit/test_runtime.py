@@ -578,6 +578,7 @@ def test_separate_placement_and_a_tuned_placement_from_the_database(tmp_path, mo
 
     assert ops(sep.lowered) == ops(bulk.lowered) and "temporal" not in sep.lowered  # no queue / counter ops
     assert sep.lowered.count("gpu_queue.kernel") == bulk.lowered.count("gpu_queue.kernel") > 1
+    assert sep.source == bulk.source  # bulk-sync's program exactly (tiles not aligned for queues either)
     auto = kitsune.compile(model, inputs, mode="dataflow", device="cpu")
     assert auto.placement == "auto" and auto.lowered.count("gpu_queue.kernel") < sep.lowered.count("gpu_queue.kernel")
     db.store_placement(auto.graph_hash, "h100", "separate", {"separate": 0.1, "temporal": 0.2})
