@@ -273,8 +273,9 @@ def compile(model: torch.nn.Module, example_inputs: Any, mode: str = "dataflow",
     ``precompile`` (default True): on a GPU, compile every kernel now, kernels of the same code once
     (``Program.precompile``), rather than at the first call (whose time is then the launch's).
     ``placement`` (dataflow mode): how tasks share persistent kernels -- 'auto' (the cost model decides per
-    level), 'spatial' (disjoint SM ranges, tiles streamed through queues) or 'temporal' (tasks one after
-    another on all SMs, waiting on counters); see ``kitsune.passes.placement``.
+    level, or the placement ``kitsune-tune --placement`` measured fastest where the tuning database has one),
+    'spatial' (disjoint SM ranges, tiles streamed through queues), 'temporal' (tasks one after another on all
+    SMs, waiting on counters) or 'separate' (bulk-sync's kernels); see ``kitsune.passes.placement``.
     ``compile_times`` of the result: seconds per phase of this compile (``kitsune.timing``).
     """
     from kitsune.passes.placement import PLACEMENTS

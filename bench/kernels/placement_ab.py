@@ -17,7 +17,7 @@ from triton.testing import do_bench
 
 import kitsune
 from kitsune.bench.harness import flatten, get_source
-from kitsune.runtime.program import capture_graph
+from kitsune.tools.tune import launch_plan_graph
 
 VARIANTS = (("bulk-sync", "auto"), ("dataflow", "auto"), ("dataflow", "spatial"), ("dataflow", "temporal"))
 
@@ -55,9 +55,7 @@ def main() -> None:
                         ref = got
                     err = max((torch.linalg.vector_norm(a.float() - b.float())
                                / torch.linalg.vector_norm(b.float()).clamp_min(1e-30)).item() for a, b in zip(got, ref))
-                    prog = cm.program
-                    env = {**prog._tensors, **prog._prepare(list(inputs))}
-                    g, _ = capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)
+                    g = launch_plan_graph(cm, inputs)
                     ms = do_bench(g.replay, warmup=25, rep=200, return_mode="median")
                     ks = kernels_of(g)
                 rec.update(ms=ms, rel_err=err, kernels=ks)

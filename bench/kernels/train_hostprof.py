@@ -13,11 +13,11 @@ import torch
 import torch._dynamo
 
 import kitsune.backend  # noqa: F401
-from kitsune.bench.harness import get_source
 from kitsune.bench.train import make_step
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from train_overhead import compiled  # noqa: E402
+from train_profile import training_case  # noqa: E402
 
 
 def main() -> None:
@@ -29,13 +29,7 @@ def main() -> None:
             opt[k] = argv[i + 1]
             del argv[i:i + 2]
     for name in argv:
-        model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
-        model.train()
-        gen = torch.Generator().manual_seed(7)
-        with torch.no_grad():
-            o = model(*inputs)
-        outs = o if isinstance(o, (tuple, list)) else (o,)
-        targets = [torch.randn(x.shape, generator=gen).cuda() for x in outs]
+        model, inputs, targets = training_case(name)
         torch._dynamo.reset()
         step = make_step(compiled(model, opt["--variant"], opt["--mode"]), model, inputs, targets)
         for _ in range(5):

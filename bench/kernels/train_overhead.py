@@ -23,8 +23,10 @@ from triton.testing import do_bench
 
 import kitsune.backend  # noqa: F401  (registers backend="kitsune" without the installed entry point)
 from kitsune.runtime import graph_slots
-from kitsune.bench.harness import get_source
 from kitsune.bench.train import make_step
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from train_profile import training_case  # noqa: E402
 
 VARIANTS = ("eager", "inductor_graph", "kitsune_graph", "kitsune_nograph")
 # kitsune_graph_copy: kitsune_graph with every input copied into the graph's static buffers (as before
@@ -76,13 +78,7 @@ def main() -> None:
     print(f"{'workload':16s} {'variant':16s} {'step ms':>8s} {'gpu us':>8s} {'host us':>8s} {'copies':>6s} "
           f"{'copy us':>8s}")
     for name in argv:
-        model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
-        model.train()
-        gen = torch.Generator().manual_seed(7)
-        with torch.no_grad():
-            o = model(*inputs)
-        outs = o if isinstance(o, (tuple, list)) else (o,)
-        targets = [torch.randn(x.shape, generator=gen).cuda() for x in outs]
+        model, inputs, targets = training_case(name)
         rows = {}
         for v in variants:
             torch._dynamo.reset()

@@ -21,6 +21,17 @@ from kitsune.bench.harness import get_source
 from kitsune.bench.train import make_step
 
 
+def training_case(name: str):
+    """(model in training mode, inputs, fixed targets of its outputs) of a suite workload, full size, bf16, GPU."""
+    model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
+    model.train()
+    gen = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        o = model(*inputs)
+    outs = o if isinstance(o, (tuple, list)) else (o,)
+    return model, inputs, [torch.randn(x.shape, generator=gen).cuda() for x in outs]
+
+
 def kernels_of_one_step(step) -> list[tuple[str, float]]:
     for _ in range(3):
         step()
@@ -39,13 +50,7 @@ def main() -> None:
     args = [a for a in args if a != mode]
     out = {}
     for name in args:
-        model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
-        model.train()
-        gen = torch.Generator().manual_seed(7)
-        with torch.no_grad():
-            o = model(*inputs)
-        outs = o if isinstance(o, (tuple, list)) else (o,)
-        targets = [torch.randn(x.shape, generator=gen).cuda() for x in outs]
+        model, inputs, targets = training_case(name)
         c = torch.compile(model, backend="kitsune", options={"mode": mode, "fallback": False})
         rows = {}
         for label, fn in (("kitsune", c), ("eager", model)):

@@ -57,15 +57,20 @@ def _read(path: Path) -> dict:
 
 def lookup(problem, gpu: GPU | str):
     """The tuned config of ``problem`` on ``gpu``, or None."""
-    if not enabled():
-        return None
     from kitsune.schedule.configs import config_from
 
-    k = key(problem, gpu)
+    e = _entry(key(problem, gpu))
+    return None if e is None else config_from(problem.template, e["config"])
+
+
+def _entry(k: str) -> dict | None:
+    """Entry ``k`` of the user's database, else of the packaged one (None: neither has it, or tuning is off)."""
+    if not enabled():
+        return None
     for path in (user_path(), PACKAGED):
         e = _read(path).get(k)
         if e:
-            return config_from(problem.template, e["config"])
+            return e
     return None
 
 
@@ -76,14 +81,8 @@ def placement_key(graph_hash: str, gpu: GPU | str) -> str:
 
 def lookup_placement(graph_hash: str, gpu: GPU | str) -> str | None:
     """The measured-fastest dataflow placement of a program (``kitsune-tune --placement``), or None."""
-    if not enabled():
-        return None
-    k = placement_key(graph_hash, gpu)
-    for path in (user_path(), PACKAGED):
-        e = _read(path).get(k)
-        if e:
-            return e["placement"]
-    return None
+    e = _entry(placement_key(graph_hash, gpu))
+    return None if e is None else e["placement"]
 
 
 def store_placement(graph_hash: str, gpu: GPU | str, placement: str, ms: dict, path: Path | None = None,

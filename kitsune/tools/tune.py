@@ -152,6 +152,17 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
 PLACEMENT_CANDIDATES = ("spatial", "temporal", "separate")
 
 
+def launch_plan_graph(cm, inputs):
+    """A CUDA graph of one launch of ``cm``'s program (``kitsune.compile``'s result) on ``inputs``: what the
+    placement tuner and the benchmarks replay and time (no per-call host work in the measurement)."""
+    from kitsune.bench.harness import flatten
+    from kitsune.runtime.program import capture_graph
+
+    prog = cm.program
+    env = {**prog._tensors, **prog._prepare(list(flatten(inputs)))}
+    return capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)[0]
+
+
 def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool = True) -> dict:
     """Time a model's dataflow program under each placement candidate (and the cost model's ``auto`` where the
     database has no entry yet), each launch plan replayed in a CUDA graph, outputs checked against the
@@ -162,16 +173,13 @@ def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool 
 
     import kitsune
     from kitsune.bench.harness import flatten
-    from kitsune.runtime.program import capture_graph
     from kitsune.schedule import db
 
     def run(placement):
         with torch.no_grad():
             cm = kitsune.compile(model, inputs, mode="dataflow", gpu=gpu, placement=placement, cache=False)
             outs = [o.clone() for o in flatten(cm(*inputs))]
-            prog = cm.program
-            env = {**prog._tensors, **prog._prepare(list(flatten(inputs)))}
-            g, _ = capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)
+            g = launch_plan_graph(cm, inputs)
             return cm, outs, do_bench(g.replay, warmup=25, rep=200, return_mode="median")
 
     def rel(a, b):
