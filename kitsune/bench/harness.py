@@ -405,8 +405,8 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                             for k in ests:
                                 shared[k["fn"]] = shared.get(k["fn"], 0) + 1
                             for k in ests:
-                                m = meas.get(k["fn"])
-                                k["measured_us"] = None if m is None else m / shared[k["fn"]]
+                                us = meas.get(k["fn"])  # (not ``m``: that is the mode of this loop)
+                                k["measured_us"] = None if us is None else us / shared[k["fn"]]
                                 if shared[k["fn"]] > 1:
                                     k["shared_fn"] = shared[k["fn"]]  # measured_us: the mean over those kernels
                             rec["kernels"] = ests

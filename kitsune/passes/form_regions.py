@@ -13,7 +13,11 @@ producers:
   rows, or a contraction whose output rows are at most ``row_max`` wide (the
   GEMM tile then spans the row). Elementwise ops reading the row statistics
   (``x - max``, ``x * rsqrt(var)``) join too;
-* **GEMM chain** (``chain_bytes`` > 0): a contraction reading a contraction
+* **weight-GEMM chain** (``chains``): a weight GEMM (a row operand times a weight argument) reading
+  another weight GEMM group's result, at most 256 columns wide and read by it alone, joins that group when
+  there are ``chain_min_rows`` rows and the chain reaches ``chain_min_layers`` GEMMs: one chain task, which the chain template runs with the intermediates
+  in registers (NeRF's MLP);
+* **GEMM chain** (``chain_bytes`` > 0, the generic evaluator's older form): a contraction reading a contraction
   group's result as its row operand joins it when that intermediate's row band
   (``tile_m`` rows x width x element size) fits in ``chain_bytes`` of on-chip
   memory and nothing else reads it (NeRF's MLP, the GPT MLP at small widths);
@@ -196,6 +200,17 @@ class FormRegionsPass(ModulePass):
     """Widest contraction output a row-wise reduction may be fused into (the GEMM tile then spans the row)."""
     chain_bytes: int = 0
     """On-chip bytes for a GEMM-chain intermediate row band (0: never fuse contraction chains)."""
+    chains: bool = True
+    """Fuse chains of weight GEMMs into one chain task (``kitsune.schedule.chain``: the chain template keeps each
+    intermediate, at most 256 columns of bf16, in registers; the weights stream from L2)."""
+    chain_min_rows: int = -1
+    """Rows a GEMM chain needs before it becomes one chain task (fewer rows: too few tiles to fill the GPU, and
+    separate GEMMs split the columns as well); -1: 32 rows per SM of ``gpu`` (4224 on the H100)."""
+    chain_min_layers: int = 3
+    """Weight GEMMs a chain task needs (measured on the H100, bench/kernels/chain_ab.py: NeRF's nine in one
+    chain 0.200 ms against 0.388 as separate GEMMs; MeshGraphNet's two-layer MLPs 0.162 against 0.158)."""
+    gpu: str = "h100"
+    """GPU preset (with optional FIELD=VALUE overrides), for the chain's row threshold."""
     prologue: bool = True
     """Fuse norms into a consuming contraction as a prologue when the cost model says so."""
     epilogue: bool = True
@@ -322,6 +337,10 @@ class _Former:
             if g.anchor and c is None and _shape(v)[-1] <= self.p.row_max:
                 return "row reduction in the gather epilogue"
             return None
+        if cls == "contraction" and self.p.chains and rel == "rows":
+            why = self.weight_chain(g, op, v)
+            if why:
+                return why
         if cls == "contraction" and self.p.chain_bytes > 0 and rel == "rows":
             c = self.contraction_out(g)
             if c is None or g.rows:
@@ -334,6 +353,60 @@ class _Former:
             if band <= self.p.chain_bytes:
                 return f"GEMM chain (intermediate row band {band} B <= chain_bytes {self.p.chain_bytes})"
         return None
+
+    def weight_chain(self, g: _Group, op: GOp, v: SSAValue) -> str | None:
+        """Contraction ``op`` reading ``v`` (group ``g``'s result) as its row operand continues a chain of weight
+        GEMMs: both are weight layers, ``v`` is read by ``op`` alone and is narrow enough to stay in registers,
+        and there are rows enough."""
+        from kitsune.schedule.chain import CHAIN_MAX_WIDTH, weight_layer
+
+        if g.rows or weight_layer(op) is None:
+            return None
+        contr = [o for o in g.ops if op_class(o) == "contraction"]
+        if not contr or any(weight_layer(o) is None for o in contr):
+            return None
+        if len(contr) + 1 + self.layers_ahead(op) < self.p.chain_min_layers:
+            return None
+        shape = _shape(v)
+        min_rows = self.p.chain_min_rows
+        if min_rows < 0:
+            from kitsune.gpu import parse_gpu_option
+
+            min_rows = 32 * parse_gpu_option(self.p.gpu).sm_count
+        if len(shape) < 2 or _numel(shape[:-1]) < min_rows:
+            return None
+        # the part of v in registers: the group's last contraction (a concatenated input is read from memory)
+        last = max(contr, key=lambda o: self.index[o]).results[0]
+        width = _shape(last)[-1] * elem_bytes(last.type) // 2  # (fp32 counts twice: registers)
+        if width > CHAIN_MAX_WIDTH or _shape(last)[:-1] != shape[:-1]:
+            return None
+        if any(self.group_of.get(u.operation) not in (g, None) and u.operation is not op for u in v.uses):
+            return None
+        if any(u.operation is self.ret for u in v.uses):
+            return None
+        return f"weight-GEMM chain (intermediate {_shape(last)[-1]} wide: registers)"
+
+    def layers_ahead(self, op: GOp) -> int:
+        """Weight GEMMs that could continue a chain after ``op``: each reads the previous one's result (through
+        elementwise ops and last-dim concats, each value read once) as its row operand."""
+        from kitsune.schedule.chain import segment_preserving, weight_layer
+
+        n, v, seen = 0, op.results[0], 0
+        while seen < 256:
+            seen += 1
+            uses = list(v.uses)
+            if len(uses) != 1 or not isinstance(uses[0].operation, GOp):
+                return n
+            u = uses[0].operation
+            if op_class(u) == "contraction":
+                lay = weight_layer(u)
+                if lay is None or lay.a is not v:
+                    return n
+                n += 1
+            elif not segment_preserving(u):
+                return n
+            v = u.results[0]
+        return n
 
     # ---- the sweep
     def run(self) -> None:

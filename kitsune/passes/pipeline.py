@@ -57,7 +57,7 @@ class KitsunePipelinePass(ModulePass):
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
-        out.append(FormRegionsPass())
+        out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())
         out.append(FuseCopiesPass())
         out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates,

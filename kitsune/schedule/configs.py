@@ -312,6 +312,58 @@ class ConvConfig(Config):
 
 
 @dataclass(frozen=True)
+class ChainConfig(Config):
+    """chain: a tile of BM rows runs through every layer of a GEMM chain (``kitsune.schedule.chain``); each
+    intermediate stays in registers as SEG-wide column segments (the A operands of the next layer's tl.dot),
+    the weights stream from L2 in [SEG, SEG] blocks, each loaded one dot ahead of its use (PREFETCH). In the
+    problem: M = rows, N = the last layer's width, K = the widest layer input, row = the widest intermediate,
+    rows = layers, out_elems = weight elements of all layers."""
+
+    template: ClassVar[str] = "chain"
+    BM: int = 128
+    SEG: int = 128
+    PREFETCH: int = 1
+    warps: int = 8
+    stages: int = 1
+
+    def resources(self, p: Problem) -> Resources:
+        # fitted to ptxas (bench/kernels/chain_aot.py, NeRF and MeshGraphNet at full size): ptxas spends what the
+        # accumulator and the held segments leave (255 at BM 128 / 8 warps, 170 for MeshGraphNet's 64 x 128);
+        # shared memory is the weight blocks in flight and the layout conversions: 3 [SEG, SEG] blocks (4
+        # prefetched) at SEG 64, 1.5 (3) at SEG 128
+        acc = self.BM * self.SEG // (32 * self.warps)
+        act = self.BM * max(p.row, self.SEG) * p.elem_bytes // (4 * 32 * self.warps)
+        block = self.SEG * self.SEG * p.elem_bytes
+        blocks = (4 if self.PREFETCH else 3) if self.SEG <= 64 else (3 if self.PREFETCH else 1.5)
+        return Resources(self.warps, min(255, 2 * (acc + act) + 80), int(block * blocks))
+
+    def tile(self, p: Problem) -> tuple[int, int]:
+        return (min(self.BM, p.M), p.N)
+
+    def work_items(self, p: Problem) -> int:
+        return math.ceil(p.M / self.BM)
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        tiles = self.work_items(p)
+        waves = math.ceil(tiles / gpu.sm_count)
+        per_sm = gpu.tc_bf16_flops / gpu.sm_count * (0.5 if self.BM >= 128 else 0.35)
+        compute = waves * 2.0 * self.BM * p.out_elems / per_sm
+        weights = tiles * p.out_elems * p.elem_bytes / gpu.l2_bw  # every tile reads every weight from L2
+        memory = p.M * (p.K + p.N) * p.elem_bytes / gpu.dram_bw
+        return max(compute, weights, memory)
+
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "ChainConfig":
+        """BM 128 on 8 warps when the row tiles fill the GPU: NeRF on the H100 (bench/kernels/chain_gpu.py,
+        2026-11-24) ran 0.163 ms with SEG 64 / PREFETCH 2, and the same with SEG 128 (PREFETCH 0 / 1 / 2:
+        0.163 / 0.165 / 0.163), but SEG 64 is the one that does not spill (ptxas: 255 registers, 0 bytes, against
+        16-32 bytes at SEG 128). Fewer rows: 64 rows on 4 warps, twice the tiles."""
+        if math.ceil(p.M / 128) >= gpu.sm_count:
+            return cls(BM=128, SEG=64, PREFETCH=2, warps=8)
+        return cls(BM=64, SEG=64, PREFETCH=0, warps=4)
+
+
+@dataclass(frozen=True)
 class DecodeAttentionConfig(Config):
     """decode_attention (flash-decoding partials): a work item is one (batch, query, group of query heads that
     share a key/value head) and one chunk of the key positions; the heads are the rows of the tl.dot (padded
@@ -353,7 +405,7 @@ class DecodeAttentionConfig(Config):
 
 
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,
-                                                             ConvConfig, DecodeAttentionConfig)}
+                                                             ConvConfig, DecodeAttentionConfig, ChainConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -370,5 +422,5 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     return cls.default(p, gpu)
 
 
-__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "CONFIGS", "config_from",
+__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "CONFIGS", "config_from",
            "default_config"]

@@ -344,10 +344,49 @@ def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
     return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
 
 
+def chain_problem(form, eb: int = 2) -> Problem:
+    """The chain template's problem of a chain form (``kitsune.schedule.chain``)."""
+    rows = math.prod(max(1, d) for d in form.rows)
+    return Problem("chain", M=rows, N=form.layers[-1].N, K=max(l.K for l in form.layers), elem_bytes=eb,
+                   row=form.width, rows=len(form.layers), out_elems=sum(l.K * l.N for l in form.layers))
+
+
+def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice | None":
+    """The chain template for a task in chain form: several weight GEMMs on the same rows, one after another."""
+    from kitsune.schedule.chain import chain_form
+    from kitsune.schedule.configs import ChainConfig, config_from
+
+    form = chain_form(task.body.blocks.first)
+    if form is None:
+        return None
+    eb = max(elem_bytes(l.w.type) for l in form.layers)
+    p = chain_problem(form, eb)
+    cfg, source = None, "heuristic"
+    if forced is not None and forced.get("template") == "chain":
+        cfg, source = config_from("chain", forced), "option"
+    if cfg is None and use_db:
+        cfg = tuning_db.lookup(p, gpu)
+        source = "database" if cfg is not None else source
+    if cfg is None:
+        cfg = ChainConfig.default(p, gpu)
+    if form.row_epilogue and form.layers[-1].N > cfg.SEG:
+        # a norm after the last layer reads its whole row: one segment, on 8 warps
+        cfg = ChainConfig(BM=cfg.BM, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), PREFETCH=cfg.PREFETCH,
+                          warps=8)
+    shape = tensor_shape(task.outs[0].type)
+    tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
+    note = (f"chain of {len(form.layers)} weight GEMMs on {p.M} rows (widths "
+            f"{'-'.join(str(l.N) for l in form.layers)}), intermediates in registers")
+    return Choice("chain", cfg, tile, p, form.layers[-1].op, note, source)
+
+
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
     """Template, config and tile of one dataflow task."""
     gpu = get_gpu(gpu)
     tile0 = task.tile_sizes()
+    ch = chain_choice(task, gpu, use_db, forced)
+    if ch is not None:
+        return ch
     anchor, why = anchor_of(task)
     if anchor is None:
         return Choice("generic", GenericConfig(), tile0, None, None, why, "task")

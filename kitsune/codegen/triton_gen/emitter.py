@@ -57,9 +57,10 @@ class Emitter:
     def __init__(self):
         self.root = Blk()
         self.active: list[Blk] = [self.root]
+        self.floor = 0  # the shallowest depth a line may land at (1: nothing is hoisted above the tile loop)
 
     def emit(self, item, depth: int) -> None:
-        b = self.active[depth]
+        b = self.active[max(depth, min(self.floor, len(self.active) - 1))]
         if b.open is not None:
             b.items.insert(next(i for i, x in enumerate(b.items) if x is b.open), item)
         else:

@@ -199,6 +199,8 @@ class Evaluator:
                 continue
             ext = opp.bound.extents[i]
             binding, cs, scatter = self.invert(opp, s, idx, ext)
+            if self._never(cs):
+                continue  # the statement writes nothing at this index (a concat's other part)
             neutral = NEUTRAL[s.op]
             rhs_vars = [v for v in s.all_vars if v not in binding]
             if s.op == "=":
@@ -222,6 +224,15 @@ class Evaluator:
             raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': nothing defines '{T}'")
         self.b.memo[key] = state
         return state
+
+    @staticmethod
+    def _never(cs) -> bool:
+        """A condition of ``cs`` is false at every lane (interval arithmetic)."""
+        for x, o, c in cs:
+            lo, hi = lrange(x)
+            if o == "<" and lo is not None and lo >= c or o == ">=" and hi is not None and hi < c:
+                return True
+        return False
 
     def invert(self, opp: OpProgram, s, idx, ext):
         """Solve the left side of statement ``s`` at ``idx`` for its index variables: (binding, the conditions

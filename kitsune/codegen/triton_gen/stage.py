@@ -24,6 +24,7 @@ from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strid
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
+from kitsune.codegen.triton_gen.templates.chain import generate_chain
 from kitsune.codegen.triton_gen.templates.decode_attention import generate_decode_attention
 from kitsune.codegen.triton_gen.templates.scatter import generate_scatter
 from kitsune.codegen.triton_gen.templates.split_k import SplitK
@@ -149,6 +150,8 @@ class StageGen:
             return generate_scatter(self)
         if self.template == "decode_attention":
             return generate_decode_attention(self)
+        if self.template == "chain":
+            return generate_chain(self)
         T = st.tile
         D = st.shape
         body_saved = self.open_work_items(st.split if st.split > 1 else None)

@@ -91,3 +91,33 @@ func.func @bag(%w: tensor<100000x64xbf16>, %i: tensor<2048x20xi64>) -> tensor<20
   %y = graph.embedding_bag %w, %i {mode = "sum"} : tensor<100000x64xbf16>, tensor<2048x20xi64> -> tensor<2048x64xbf16>
   func.return %y : tensor<2048x64xbf16>
 }
+
+// -----
+
+// chain: three weight GEMMs on 32768 rows (256 row tiles of 128 >= 132 SMs), intermediates 256 wide: one chain task (form-regions),
+// the chain template with BM 128 / SEG 64 / PREFETCH 2 (the row tiles fill the GPU); the tile spans the row.
+// CHECK-LABEL: func.func @chain(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, 16] attributes {template = "chain", config = {warps = 8 : i64, stages = 1 : i64, BM = 128 : i64, SEG = 64 : i64, PREFETCH = 2 : i64}, schedule = "heuristic: chain of 3 weight GEMMs on 32768 rows (widths 256-256-16), intermediates in registers"}
+// CHECK-COUNT-3: graph.linear
+// CHECK-NOT: dataflow.task
+func.func @chain(%x: tensor<32768x64xbf16>, %w0: tensor<256x64xbf16>, %w1: tensor<256x256xbf16>, %w2: tensor<16x256xbf16>) -> tensor<32768x16xbf16> {
+  %h0 = graph.linear %x, %w0 : tensor<32768x64xbf16>, tensor<256x64xbf16> -> tensor<32768x256xbf16>
+  %a0 = graph.relu %h0 : tensor<32768x256xbf16> -> tensor<32768x256xbf16>
+  %h1 = graph.linear %a0, %w1 : tensor<32768x256xbf16>, tensor<256x256xbf16> -> tensor<32768x256xbf16>
+  %a1 = graph.relu %h1 : tensor<32768x256xbf16> -> tensor<32768x256xbf16>
+  %y = graph.linear %a1, %w2 : tensor<32768x256xbf16>, tensor<16x256xbf16> -> tensor<32768x16xbf16>
+  func.return %y : tensor<32768x16xbf16>
+}
+
+// -----
+
+// The same chain on 2048 rows (too few tiles for a chain to fill the GPU): one gemm task per layer.
+// CHECK-LABEL: func.func @chain_few_rows(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile {{.*}} attributes {template = "gemm"
+// CHECK: dataflow.task "linear_1" contraction ({{.*}}) tile {{.*}} attributes {template = "gemm"
+func.func @chain_few_rows(%x: tensor<2048x64xbf16>, %w0: tensor<256x64xbf16>, %w1: tensor<256x256xbf16>) -> tensor<2048x256xbf16> {
+  %h0 = graph.linear %x, %w0 : tensor<2048x64xbf16>, tensor<256x64xbf16> -> tensor<2048x256xbf16>
+  %a0 = graph.relu %h0 : tensor<2048x256xbf16> -> tensor<2048x256xbf16>
+  %y = graph.linear %a0, %w1 : tensor<2048x256xbf16>, tensor<256x256xbf16> -> tensor<2048x256xbf16>
+  func.return %y : tensor<2048x256xbf16>
+}

@@ -1,0 +1,60 @@
+"""GPU: the chain template on a workload per forced chain config (BM,SEG,PREFETCH,warps), checked against
+eager and timed as the harness times Kitsune (its launch plan in a CUDA graph, triton do_bench median).
+
+    python bench/kernels/chain_gpu.py [--workload nerf_65k] [--configs 128,128,2,8 ...] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workload", default="nerf_65k")
+    ap.add_argument("--configs", nargs="*", default=["128,128,2,8", "128,128,1,8", "128,128,0,8", "128,64,2,8"])
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    os.environ["KITSUNE_TUNING_DB"] = "off"
+    import torch
+    import kitsune
+    from kitsune.bench.harness import bench_ms, graphs_of, rel_errors, flatten
+    from kitsune.models import get_workload
+    from kitsune.schedule import configs
+
+    model, inputs = get_workload(a.workload).build(scale=1.0, dtype=torch.bfloat16, device="cuda")
+    with torch.no_grad():
+        ref = flatten(model(*inputs))
+    rows = []
+    orig = configs.ChainConfig.default
+    for c in a.configs:
+        BM, SEG, PF, W = (int(x) for x in c.split(","))
+        configs.ChainConfig.default = classmethod(lambda cls, p, gpu, d=dict(BM=BM, SEG=SEG, PREFETCH=PF, warps=W): cls(**d))
+        rec = dict(workload=a.workload, config=c)
+        try:
+            fn = kitsune.compile(model, inputs, mode="bulk-sync")
+            out = flatten(fn(*inputs))
+            rec["rel_err"] = max(rel_errors(out, ref))
+            prog = fn.program
+            env = {**prog._tensors, **prog._prepare(list(inputs))}
+            launch = prog.module.launch
+            replays, outs, keep = graphs_of(lambda e: launch(prog.state, e, watchdog=prog.watchdog), [env], warmup=1)
+            rec["ms"] = bench_ms(replays[0])
+            rec["templates"] = sorted({l.split("template = \"")[1].split("\"")[0] for l in str(fn.lowered).splitlines()
+                                       if "template = \"" in l})
+        except Exception as e:  # noqa: BLE001
+            rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+        configs.ChainConfig.default = orig
+        rows.append(rec)
+        print(rec, flush=True)
+    if a.json:
+        json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
