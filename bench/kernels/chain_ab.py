@@ -40,7 +40,8 @@ def main():
     ap.add_argument("--json")
     a = ap.parse_args()
     import torch
-    from kitsune.bench.harness import bench_ms, flatten, graphs_of, rel_errors
+    from kitsune.bench.harness import bench_ms, flatten, rel_errors
+    from kitsune.tools.tune import launch_plan_graph
     from kitsune.models import get_workload
 
     rows = []
@@ -53,11 +54,7 @@ def main():
             try:
                 fn = compiled(model, inputs, chains)
                 rec["rel_err"] = max(rel_errors(flatten(fn(*inputs)), ref))
-                prog = fn.program
-                env = {**prog._tensors, **prog._prepare(list(inputs))}
-                replays, _, keep = graphs_of(lambda e: prog.module.launch(prog.state, e, watchdog=prog.watchdog),
-                                             [env], warmup=1)
-                rec["ms"] = bench_ms(replays[0])
+                rec["ms"] = bench_ms(launch_plan_graph(fn, inputs).replay)
                 rec["kernels"] = str(fn.lowered).count("gpu_queue.kernel ")
             except Exception as e:  # noqa: BLE001
                 rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"

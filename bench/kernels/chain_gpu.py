@@ -23,7 +23,8 @@ def main():
     os.environ["KITSUNE_TUNING_DB"] = "off"
     import torch
     import kitsune
-    from kitsune.bench.harness import bench_ms, graphs_of, rel_errors, flatten
+    from kitsune.bench.harness import bench_ms, flatten, rel_errors
+    from kitsune.tools.tune import launch_plan_graph
     from kitsune.models import get_workload
     from kitsune.schedule import configs
 
@@ -40,11 +41,7 @@ def main():
             fn = kitsune.compile(model, inputs, mode="bulk-sync")
             out = flatten(fn(*inputs))
             rec["rel_err"] = max(rel_errors(out, ref))
-            prog = fn.program
-            env = {**prog._tensors, **prog._prepare(list(inputs))}
-            launch = prog.module.launch
-            replays, outs, keep = graphs_of(lambda e: launch(prog.state, e, watchdog=prog.watchdog), [env], warmup=1)
-            rec["ms"] = bench_ms(replays[0])
+            rec["ms"] = bench_ms(launch_plan_graph(fn, inputs).replay)
             rec["templates"] = sorted({l.split("template = \"")[1].split("\"")[0] for l in str(fn.lowered).splitlines()
                                        if "template = \"" in l})
         except Exception as e:  # noqa: BLE001
