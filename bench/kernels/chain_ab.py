@@ -14,12 +14,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def compiled(model, inputs, chains: bool):
-    import kitsune
-    import kitsune.passes.form_regions as fr
-    from kitsune.compile import clear_cache
+def patched_chains(chains: bool):
+    """kitsune-form-regions with ``chains`` on or off for the compiles inside the ``with``."""
+    import contextlib
 
-    clear_cache()  # (the lowering is memoised per graph text and options: the form-regions patch is not one)
+    import kitsune.passes.form_regions as fr
 
     orig = fr.FormRegionsPass
 
@@ -27,11 +26,15 @@ def compiled(model, inputs, chains: bool):
         def __init__(self, **kw):
             super().__init__(**{"chains": chains, **kw})
 
-    fr.FormRegionsPass = Patched
-    try:
-        return kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
-    finally:
-        fr.FormRegionsPass = orig
+    @contextlib.contextmanager
+    def ctx():
+        fr.FormRegionsPass = Patched
+        try:
+            yield
+        finally:
+            fr.FormRegionsPass = orig
+
+    return ctx()
 
 
 def main():
@@ -40,8 +43,8 @@ def main():
     ap.add_argument("--json")
     a = ap.parse_args()
     import torch
-    from kitsune.bench.harness import bench_ms, flatten, rel_errors
-    from kitsune.tools.tune import launch_plan_graph
+    from chain_gpu import measure
+    from kitsune.bench.harness import flatten
     from kitsune.models import get_workload
 
     rows = []
@@ -50,16 +53,8 @@ def main():
         with torch.no_grad():
             ref = flatten(model(*inputs))
         for chains in (True, False, True):
-            rec = dict(workload=w, chains=chains)
-            try:
-                fn = compiled(model, inputs, chains)
-                rec["rel_err"] = max(rel_errors(flatten(fn(*inputs)), ref))
-                rec["ms"] = bench_ms(launch_plan_graph(fn, inputs).replay)
-                rec["kernels"] = str(fn.lowered).count("gpu_queue.kernel ")
-            except Exception as e:  # noqa: BLE001
-                rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-            rows.append(rec)
-            print(rec, flush=True)
+            with patched_chains(chains):
+                rows.append(measure(model, inputs, ref, workload=w, chains=chains))
     if a.json:
         json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(a.json, "w"), indent=1)
 

@@ -2,6 +2,8 @@
 eager and timed as the harness times Kitsune (its launch plan in a CUDA graph, triton do_bench median).
 
     python bench/kernels/chain_gpu.py [--workload nerf_65k] [--configs 128,128,2,8 ...] [--json F]
+
+``measure`` (a fresh compile, checked and timed) serves chain_ab.py too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,30 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def measure(model, inputs, ref, **rec) -> dict:
+    """Compile ``model`` afresh (bulk-sync; the lowering is memoised per graph text and options, and what a probe
+    patches is neither), check it against ``ref``, time its launch plan; ``rec`` plus rel_err, ms, kernels,
+    templates (or error)."""
+    import kitsune
+    from kitsune.bench.harness import bench_ms, flatten, rel_errors
+    from kitsune.compile import clear_cache
+    from kitsune.tools.tune import launch_plan_graph
+
+    clear_cache()
+    try:
+        fn = kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
+        rec["rel_err"] = max(rel_errors(flatten(fn(*inputs)), ref))
+        rec["ms"] = bench_ms(launch_plan_graph(fn, inputs).replay)
+        low = str(fn.lowered)
+        rec["kernels"] = low.count("gpu_queue.kernel ")
+        rec["templates"] = sorted({l.split('template = "')[1].split('"')[0] for l in low.splitlines()
+                                   if 'template = "' in l})
+    except Exception as e:  # noqa: BLE001
+        rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+    print(rec, flush=True)
+    return rec
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workload", default="nerf_65k")
@@ -22,9 +48,7 @@ def main():
     a = ap.parse_args()
     os.environ["KITSUNE_TUNING_DB"] = "off"
     import torch
-    import kitsune
-    from kitsune.bench.harness import bench_ms, flatten, rel_errors
-    from kitsune.tools.tune import launch_plan_graph
+    from kitsune.bench.harness import flatten
     from kitsune.models import get_workload
     from kitsune.schedule import configs
 
@@ -33,22 +57,14 @@ def main():
         ref = flatten(model(*inputs))
     rows = []
     orig = configs.ChainConfig.default
-    for c in a.configs:
-        BM, SEG, PF, W = (int(x) for x in c.split(","))
-        configs.ChainConfig.default = classmethod(lambda cls, p, gpu, d=dict(BM=BM, SEG=SEG, PREFETCH=PF, warps=W): cls(**d))
-        rec = dict(workload=a.workload, config=c)
-        try:
-            fn = kitsune.compile(model, inputs, mode="bulk-sync")
-            out = flatten(fn(*inputs))
-            rec["rel_err"] = max(rel_errors(out, ref))
-            rec["ms"] = bench_ms(launch_plan_graph(fn, inputs).replay)
-            rec["templates"] = sorted({l.split("template = \"")[1].split("\"")[0] for l in str(fn.lowered).splitlines()
-                                       if "template = \"" in l})
-        except Exception as e:  # noqa: BLE001
-            rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+    try:
+        for c in a.configs:
+            BM, SEG, PF, W = (int(x) for x in c.split(","))
+            forced = dict(BM=BM, SEG=SEG, PREFETCH=PF, warps=W)
+            configs.ChainConfig.default = classmethod(lambda cls, p, gpu, d=forced: cls(**d))
+            rows.append(measure(model, inputs, ref, workload=a.workload, config=c))
+    finally:
         configs.ChainConfig.default = orig
-        rows.append(rec)
-        print(rec, flush=True)
     if a.json:
         json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(a.json, "w"), indent=1)
 

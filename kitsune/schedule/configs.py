@@ -354,10 +354,11 @@ class ChainConfig(Config):
 
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "ChainConfig":
-        """BM 128 on 8 warps when the row tiles fill the GPU: NeRF on the H100 (bench/kernels/chain_gpu.py,
-        2026-11-24) ran 0.163 ms with SEG 64 / PREFETCH 2, and the same with SEG 128 (PREFETCH 0 / 1 / 2:
-        0.163 / 0.165 / 0.163), but SEG 64 is the one that does not spill (ptxas: 255 registers, 0 bytes, against
-        16-32 bytes at SEG 128). Fewer rows: 64 rows on 4 warps, twice the tiles."""
+        """BM 128 on 8 warps when the row tiles fill the GPU, SEG 64 with PREFETCH 2: the one ptxas compiles
+        without spills (255 registers, 0 bytes; SEG 128 spills 16-32 bytes). NeRF on the H100
+        (bench/kernels/chain_gpu.py, 2026-11-24, chain-gpu-nerf-h100-2026-11-24.json): SEG 64 PREFETCH 2 / 0 ran
+        0.199 / 0.222 ms, SEG 128 PREFETCH 2 / 1 / 0 0.166 / 0.181 / 0.176 ms, so the spill-free choice costs 17%
+        (bench/kernels/NOTES.md section 12). Fewer rows: 64 rows on 4 warps, twice the tiles."""
         if math.ceil(p.M / 128) >= gpu.sm_count:
             return cls(BM=128, SEG=64, PREFETCH=2, warps=8)
         return cls(BM=64, SEG=64, PREFETCH=0, warps=4)
