@@ -53,12 +53,6 @@ class ChainForm:
     def width(self) -> int:
         return max(l.N for l in self.layers[:-1]) if len(self.layers) > 1 else 0
 
-    def flops(self, nrows: int) -> int:
-        return sum(2 * nrows * l.K * l.N for l in self.layers)
-
-    def weight_bytes(self, eb: int = 2) -> int:
-        return sum(l.K * l.N * eb for l in self.layers)
-
 
 def _plain_var(ix) -> str | None:
     if isinstance(ix, Affine) and len(ix.terms) == 1 and ix.terms[0][1] == 1 and not ix.const:

@@ -344,6 +344,19 @@ def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
     return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
 
 
+def config_for(p: Problem, gpu: GPU, use_db: bool, forced: dict | None) -> tuple[Config, str]:
+    """(config, source) of problem ``p``: the one ``forced`` gives for its template ("option"), else the tuning
+    database's ("database"), else the heuristic default ("heuristic")."""
+    if forced is not None and forced.get("template") == p.template:
+        from kitsune.schedule.configs import config_from
+
+        return config_from(p.template, forced), "option"
+    cfg = tuning_db.lookup(p, gpu) if use_db else None
+    if cfg is not None:
+        return cfg, "database"
+    return default_config(p, gpu), "heuristic"
+
+
 def chain_problem(form, eb: int = 2) -> Problem:
     """The chain template's problem of a chain form (``kitsune.schedule.chain``)."""
     rows = math.prod(max(1, d) for d in form.rows)
@@ -354,21 +367,14 @@ def chain_problem(form, eb: int = 2) -> Problem:
 def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice | None":
     """The chain template for a task in chain form: several weight GEMMs on the same rows, one after another."""
     from kitsune.schedule.chain import chain_form
-    from kitsune.schedule.configs import ChainConfig, config_from
+    from kitsune.schedule.configs import ChainConfig
 
     form = chain_form(task.body.blocks.first)
     if form is None:
         return None
     eb = max(elem_bytes(l.w.type) for l in form.layers)
     p = chain_problem(form, eb)
-    cfg, source = None, "heuristic"
-    if forced is not None and forced.get("template") == "chain":
-        cfg, source = config_from("chain", forced), "option"
-    if cfg is None and use_db:
-        cfg = tuning_db.lookup(p, gpu)
-        source = "database" if cfg is not None else source
-    if cfg is None:
-        cfg = ChainConfig.default(p, gpu)
+    cfg, source = config_for(p, gpu, use_db, forced)
     if form.row_epilogue and form.layers[-1].N > cfg.SEG:
         # a norm after the last layer reads its whole row: one segment, on 8 warps
         cfg = ChainConfig(BM=cfg.BM, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), PREFETCH=cfg.PREFETCH,
@@ -408,15 +414,7 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
         return Choice(kind if kind == "pointwise" else "generic", GenericConfig(), tile0, None, anchor,
                       f"roles {r.summary()}: no template yet for this anchor, the evaluator runs it", "task")
     p, summary = got
-    cfg, source = None, "heuristic"
-    if forced is not None and forced.get("template") == p.template:
-        from kitsune.schedule.configs import config_from
-        cfg, source = config_from(p.template, forced), "option"
-    if cfg is None and use_db:
-        cfg = tuning_db.lookup(p, gpu)
-        source = "database" if cfg is not None else source
-    if cfg is None:
-        cfg = default_config(p, gpu)
+    cfg, source = config_for(p, gpu, use_db, forced)
     if getattr(cfg, "SPLIT", 1) > 1 and not p.split_ok:
         cfg = default_config(p, gpu)  # a database entry of another task with the same shape and a split
     tile = gemm_tile(r, p.template, cfg)

@@ -13,14 +13,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-import torch
 
-from kitsune.codegen.triton_gen import generate_triton
 from kitsune.context import make_context, parse_module
 from kitsune.dialects import dataflow as df
-from kitsune.interpreter import interpret
 from kitsune.passes.allocate_sms import AllocateSMsPass
 from kitsune.passes.choose_schedules import ChooseSchedulesPass, config_attr, set_tile
 from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
@@ -29,7 +25,7 @@ from kitsune.gpu import get_gpu
 from kitsune.schedule.chain import chain_form
 from kitsune.schedule.configs import ChainConfig, Problem
 from test_dataflow import _check_same  # noqa: E402
-from test_triton_codegen import load_generated  # noqa: E402
+from test_templates import run  # noqa: E402  (generate, run under the interpreter, compare)
 
 
 def T(shape, dt):
@@ -159,27 +155,8 @@ def lower_chain(text, cfg: ChainConfig | None, mode):
 
 
 def run_chain(text, cfg, mode, tmp_path, dt, seed):
-    module = parse_module(text)
-    rng = np.random.default_rng(seed)
-    args = []
-    for a in module.body.block.first_op.body.block.args:
-        shape = tuple(a.type.get_shape())
-        args.append((rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32))
-    ref = interpret(module, args)[0]
-    src = generate_triton(lower_chain(text, cfg, mode), capacity="all")
-    mod = load_generated(src, tmp_path, f"chain_{mode.replace('-', '_')}_{seed}")
-    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
-    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
-    state = mod.allocate("cpu")
-    for b in state["buffers"].values():
-        if b.is_floating_point():
-            b.fill_(float("nan"))
-    out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
-    mod.check(state)
-    assert not np.isnan(out).any(), "an output element was never written"
-    err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
-    assert err < (2e-2 if dt == "bf16" else 1e-4), (err, cfg)
-    return src
+    """The chain task of ``text`` with ``cfg`` (None: the heuristic's) against the reference interpreter."""
+    return run(text, cfg, mode, tmp_path, dt, seed, lower=lower_chain, name="chain")
 
 
 @pytest.mark.parametrize("rows,fin,widths,skip,fout,cfg,dt,mode", [

@@ -76,7 +76,9 @@ def lower_forced(text, cfg, mode):
     return module
 
 
-def run(text, cfg, mode, tmp_path, dt, seed):
+def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
+    """Generate ``text`` lowered with ``cfg`` (``lower(text, cfg, mode)``, default ``lower_forced``), run it twice
+    under Triton's interpreter on seeded inputs and compare with the reference interpreter; returns the source."""
     module = parse_module(text)
     rng = np.random.default_rng(seed)
     args = []
@@ -84,9 +86,9 @@ def run(text, cfg, mode, tmp_path, dt, seed):
         shape = tuple(a.type.get_shape())
         args.append((rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32))
     ref = interpret(module, args)[0]
-    low = lower_forced(text, cfg, mode)
+    low = (lower or lower_forced)(text, cfg, mode)
     src = generate_triton(low, capacity="all")
-    mod = load_generated(src, tmp_path, f"tpl_{cfg.template}_{mode.replace('-', '_')}_{seed}")
+    mod = load_generated(src, tmp_path, f"tpl_{name or cfg.template}_{mode.replace('-', '_')}_{seed}")
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
     tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
     state = mod.allocate("cpu")
