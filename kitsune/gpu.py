@@ -62,6 +62,7 @@ class GPU:
     tc_bf16_flops_nominal: float
     fp32_flops_nominal: float
     launch_overhead_s: float  # one kernel launch + ramp / tail (bulk-sync, in a CUDA graph)
+    sm_arch: int = 90  # compute capability x 10 (90: Hopper: wgmma, TMA)
 
     def peak(self, kind: str) -> float:
         """Peak FLOP/s of a math class: 'tc_bf16' (also 'tc_fp16'), 'tc_tf32', 'tc_fp8', 'fp32', 'fp16', 'fp64'."""

@@ -182,6 +182,8 @@ def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None) ->
     # 16): give the AOT compile the same facts, or it compiles a kernel the GPU never runs (no vectorised
     # loads, no cp.async pipelining)
     attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if str(t).startswith("*")}
+    if getattr(fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource as ASTSource  # noqa: N814
     src = ASTSource(fn, sig, dict(entry.get("constexprs") or {}), attrs)
     buf = io.StringIO()
     old = knobs.nvidia.dump_ptxas_log

@@ -74,7 +74,14 @@ def stage_resources(st: gq.StageOp, gpu: GPU) -> Resources:
     template, cfg = _template_config(st)
     if cfg and template in CONFIGS:
         c = config_from(template, cfg)
-        return c.resources(Problem(template, elem_bytes=eb))
+        p = Problem(template, elem_bytes=eb)
+        if template == "chain":  # its shared memory and registers grow with the layers' width
+            from kitsune.schedule.chain import chain_form
+            from kitsune.schedule.select import chain_problem
+
+            form = chain_form(st.body.blocks.first, results=list(st.body.blocks.first.last_op.operands))
+            p = chain_problem(form, eb) if form is not None else p
+        return c.resources(p)
     if not contr:
         return Resources(4, REGS_PER_THREAD, 0)
     tile = st.tile_sizes()
@@ -195,7 +202,8 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     # stages that exchange no tiles (bulk-sync) need no residency: a program per work item, and the hardware
     # hands SMs to whichever stage's CTAs are left (a static split trusted the cost model; a persistent loop
     # of few programs hid less latency). A lone gemm / gemv stage keeps its persistent grid (tuned so).
-    free = not k.queues() and (len(stages) > 1 or stages[0].template() not in ("gemm", "gemv"))
+    # A lone TMA chain likewise: its weight ring runs on across a program's tiles.
+    free = not k.queues() and (len(stages) > 1 or not persistent_template(stages[0]))
     for s, c, a in zip(stages, costs, alloc):
         n = c.tiles if free else max(1, min(a * ctas, c.tiles))
         s.set_pids(lo, lo + n)
@@ -239,6 +247,12 @@ def depths_time(depths: list[list[StageCost]], gpu: GPU, ctas: int) -> float:
     return total
 
 
+def persistent_template(s: gq.StageOp) -> bool:
+    """A stage whose programs loop over their work items (a grid of at most the resident CTAs): gemm and gemv
+    (tuned so), and the chain template's TMA form (its weight ring streams on across a program's tiles)."""
+    return s.template() in ("gemm", "gemv") or (s.template() == "chain" and s.config().get("TMA", 0) == 1)
+
+
 def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[StageCost], gpu: GPU, warps: int,
                       smem: int, ctas: int) -> list[str]:
     """A temporal kernel: every stage gets a persistent grid over the SMs that make it faster (a stage alone),
@@ -253,7 +267,7 @@ def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[Stag
         # a stage that waits or signals is persistent: a program waits once and signals once, whatever number
         # of work items it runs (measured: 2048 one-item programs of a small GEMM paid 4.6x the item's time in
         # waits and fences); others as in a bulk-sync kernel (a program per work item, gemm / gemv persistent)
-        persistent = s in producers or depth[s] > 0 or s.template() in ("gemm", "gemv")
+        persistent = s in producers or depth[s] > 0 or persistent_template(s)
         n = max(1, min(a * ctas, c.tiles)) if persistent else c.tiles
         s.set_pids(lo, lo + n)
         e = annotate(s, a, c.est(a))

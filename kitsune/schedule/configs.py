@@ -313,11 +313,17 @@ class ConvConfig(Config):
 
 @dataclass(frozen=True)
 class ChainConfig(Config):
-    """chain: a tile of BM rows runs through every layer of a GEMM chain (``kitsune.schedule.chain``); each
-    intermediate stays in registers as SEG-wide column segments (the A operands of the next layer's tl.dot),
-    the weights stream from L2 in [SEG, SEG] blocks, each loaded one dot ahead of its use (PREFETCH). In the
-    problem: M = rows, N = the last layer's width, K = the widest layer input, row = the widest intermediate,
-    rows = layers, out_elems = weight elements of all layers."""
+    """chain: a tile of BM rows runs through every layer of a GEMM chain (``kitsune.schedule.chain``).
+
+    TMA 0 (the register form, any GPU and Triton's interpreter): each intermediate stays in registers as
+    SEG-wide column segments (the A operands of the next layer's tl.dot), the weights stream from L2 in
+    [SEG, SEG] blocks, each loaded one dot ahead of its use (PREFETCH).
+    TMA 1 (Hopper, a Gluon kernel): intermediates in shared memory, one accumulator per layer, the weights one
+    TMA stream of [N, 64] chunks through a ring of ``RING`` slots (``templates/chain_tma.py``); the program
+    loops over its tiles. Where the kernel cannot take that form, the register form (SEG, PREFETCH) is emitted.
+
+    In the problem: M = rows, N = the last layer's width, K = the widest layer input, row = the widest
+    intermediate, rows = layers, out_elems = weight elements of all layers."""
 
     template: ClassVar[str] = "chain"
     BM: int = 128
@@ -325,8 +331,17 @@ class ChainConfig(Config):
     PREFETCH: int = 1
     warps: int = 8
     stages: int = 1
+    TMA: int = 0
+    RING: int = 4
 
     def resources(self, p: Problem) -> Resources:
+        if self.TMA:
+            # the accumulator of the widest layer and its epilogue's copy (ptxas: 246-250 registers for NeRF's 256
+            # wide layers on 8 warps, bench/kernels/gluon_chain_probe.py); shared memory: the weight ring, the
+            # activation chunks and one operand from memory (the chain's input)
+            acc = self.BM * p.row // (32 * self.warps)
+            smem = (self.RING * p.row * 64 + self.BM * max(p.row, 64) + self.BM * 64) * p.elem_bytes + 1024
+            return Resources(self.warps, min(255, 2 * acc), smem)
         # fitted to ptxas (bench/kernels/chain_aot.py, NeRF and MeshGraphNet at full size): ptxas spends what the
         # accumulator and the held segments leave (255 at BM 128 / 8 warps, 170 for MeshGraphNet's 64 x 128);
         # shared memory is the weight blocks in flight and the layout conversions: 3 [SEG, SEG] blocks (4
@@ -346,7 +361,7 @@ class ChainConfig(Config):
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
         tiles = self.work_items(p)
         waves = math.ceil(tiles / gpu.sm_count)
-        per_sm = gpu.tc_bf16_flops / gpu.sm_count * (0.5 if self.BM >= 128 else 0.35)
+        per_sm = gpu.tc_bf16_flops / gpu.sm_count * ((0.7 if self.TMA else 0.5) if self.BM >= 128 else 0.35)
         compute = waves * 2.0 * self.BM * p.out_elems / per_sm
         weights = tiles * p.out_elems * p.elem_bytes / gpu.l2_bw  # every tile reads every weight from L2
         memory = p.M * (p.K + p.N) * p.elem_bytes / gpu.dram_bw
@@ -354,13 +369,19 @@ class ChainConfig(Config):
 
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "ChainConfig":
-        """BM 128 on 8 warps when the row tiles fill the GPU, SEG 64 with PREFETCH 2: the one ptxas compiles
-        without spills (255 registers, 0 bytes; SEG 128 spills 16-32 bytes). NeRF on the H100
+        """On Hopper with 16-bit weights, the TMA form: BM 128 on 8 warps, a ring of 4 weight chunks (NeRF on the
+        H100, bench/kernels/gluon_chain_probe.py, 2026-11-24: rings of 2 / 3 / 4 ran 0.121 / 0.119 / 0.113 ms
+        against the register form's 0.199, NOTES section 13); its register-form fallback as below.
+        Register form: BM 128 on 8 warps when the row tiles fill the GPU, SEG 64 with PREFETCH 2: the one ptxas
+        compiles without spills (255 registers, 0 bytes; SEG 128 spills 16-32 bytes). NeRF on the H100
         (bench/kernels/chain_gpu.py, 2026-11-24, chain-gpu-nerf-h100-2026-11-24.json): SEG 64 PREFETCH 2 / 0 ran
         0.199 / 0.222 ms, SEG 128 PREFETCH 2 / 1 / 0 0.166 / 0.181 / 0.176 ms, so the spill-free choice costs 17%
         (bench/kernels/NOTES.md section 12). Fewer rows: 64 rows on 4 warps, twice the tiles."""
+        tma = int(gpu.sm_arch >= 90 and p.elem_bytes == 2 and p.row <= 256)
         if math.ceil(p.M / 128) >= gpu.sm_count:
-            return cls(BM=128, SEG=64, PREFETCH=2, warps=8)
+            return cls(BM=128, SEG=64, PREFETCH=2, warps=8, TMA=tma)
+        if tma:
+            return cls(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=1)
         return cls(BM=64, SEG=64, PREFETCH=0, warps=4)
 
 

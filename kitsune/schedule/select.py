@@ -25,7 +25,7 @@ the task stays generic and the reason is recorded (``schedule_note``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes
@@ -377,12 +377,14 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     cfg, source = config_for(p, gpu, use_db, forced)
     if form.row_epilogue and form.layers[-1].N > cfg.SEG:
         # a norm after the last layer reads its whole row: one segment, on 8 warps
-        cfg = ChainConfig(BM=cfg.BM, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), PREFETCH=cfg.PREFETCH,
-                          warps=8)
+        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), warps=8)
+    if cfg.TMA and not all(l.w_nk for l in form.layers):
+        cfg = replace(cfg, TMA=0)  # the TMA form streams [n, k] weights
     shape = tensor_shape(task.outs[0].type)
     tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
+    where = ("in shared memory, weights by TMA" if cfg.TMA else "in registers")
     note = (f"chain of {len(form.layers)} weight GEMMs on {p.M} rows (widths "
-            f"{'-'.join(str(l.N) for l in form.layers)}), intermediates in registers")
+            f"{'-'.join(str(l.N) for l in form.layers)}), intermediates {where}")
     return Choice("chain", cfg, tile, p, form.layers[-1].op, note, source)
 
 

@@ -7,8 +7,13 @@
 * the generated chain kernel, run by Triton's CPU interpreter, matches the reference interpreter for row
   counts that do not divide the tile, segment widths that do not divide the layers, every prefetch policy,
   both schedules, fp32 and bf16;
-* the AOT compile of NeRF's full-size chain kernel (sm_90) uses wgmma, does not spill and fits the shared
-  memory and registers it claims (slow: marked).
+* the TMA form (Hopper, a Gluon kernel: activations in shared memory, weights through a TMA ring): the text
+  the generator writes (descriptors, one wgmma per weight chunk, the ring's barriers, padded weights, a
+  persistent grid), its fallback to the register form (Triton's interpreter, f32 weights, [k, n] weights) with
+  the reason printed, the Triton -> Gluon text rules, and an sm_90 compile of a small chain;
+* the AOT compile of NeRF's full-size chain kernel (sm_90, the TMA form) uses wgmma and TMA, does not spill
+  and fits the shared memory and registers it claims (slow: marked);
+* GPU (marked): the TMA form against eager, row counts that do not divide the tile.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from kitsune.schedule.chain import chain_form
 from kitsune.schedule.configs import ChainConfig, Problem
 from test_dataflow import _check_same  # noqa: E402
 from test_templates import run  # noqa: E402  (generate, run under the interpreter, compare)
+
+from kitsune.codegen.triton_gen import generate_triton
+from kitsune.codegen.triton_gen.gluon_text import gluon_line, to_gluon
+from kitsune.codegen.plan import CodegenError
 
 
 def T(shape, dt):
@@ -182,6 +191,100 @@ def test_chain_with_a_norm_after_one_segment(tmp_path, mode):
 def test_chain_matmul_kn(tmp_path):
     run_chain(mlp_module(33, 16, [32, 32], kn=True, act="gelu"), ChainConfig(BM=16, SEG=16, PREFETCH=1, warps=4),
               "bulk-sync", tmp_path, "f32", 5)
+
+
+# ---------------------------------------------------------------- the TMA form (Gluon)
+
+
+def tma_source(text, cfg=None, gluon=True):
+    return generate_triton(lower_chain(text, cfg, "bulk-sync"), capacity="all", gluon=gluon)
+
+
+def test_tma_form_text():
+    """NeRF's shape at 300 rows (not a multiple of 128): the Gluon kernel streams every layer's [N, 64] weight
+    chunks through the ring, one wgmma per chunk; the input is loaded once per tile for layer 0 and the skip."""
+    text = mlp_module(300, 63, [64, 64, 64], "bf16", skip=2, fout=4)
+    src = tma_source(text)
+    assert src.count("@gluon.jit") == 2  # the stage function and its dispatcher
+    assert src.count("tma.make_tensor_descriptor(") == 4
+    # chunks: layer 0 (63 -> 1), 1 (64 -> 1), 2 (64 + 63 -> 2), out (64 -> 1)
+    assert src.count("= warpgroup_mma(") == 5
+    assert src.count("mbarrier.init(") == 4  # RING
+    assert src.count("_m0.index(0).store(") == 1 and "_m1" not in src  # x once per tile, shared by the skip
+    # 63- and 127-wide weights are read from copies padded to a 16-byte row pitch
+    assert "\"tma_pad\": {'arg1': 64, 'arg5': 128}" in src  # (w0, w2)
+    assert "for it in range(0, 1):" in src  # 5 tiles of 64 rows (few tiles: BM 64), one per program
+    assert "register form" not in src
+
+
+@pytest.mark.parametrize("why,text,cfg,gluon", [
+    ("interpreter", mlp_module(300, 63, [64, 64], "bf16", fout=4), None, False),
+    ("f32 weights", mlp_module(300, 63, [64, 64], "f32", fout=4),
+     ChainConfig(BM=128, SEG=64, PREFETCH=0, warps=8, TMA=1), True),
+])
+def test_tma_form_falls_back_to_registers(why, text, cfg, gluon):
+    src = tma_source(text, cfg, gluon)
+    assert "@gluon.jit" not in src and "_dot_lp(" in src or "tl.dot(" in src, why
+    if gluon:  # the reason is printed in the module
+        assert "register form of the chain (the TMA form does not apply:" in src and "bf16 or f16 only" in src
+
+
+def test_gluon_text_rules():
+    assert gluon_line("a = tl.arange(0, 64)") == "a = gl.arange(0, 64, layout=gl.AutoLayout())"
+    assert (gluon_line("z = tl.full([16, tl.cdiv(n, 2)], 0.0, tl.float32) + tl.zeros([16, 8], tl.float32)")
+            == "z = gl.full([16, tl.cdiv(n, 2)], 0.0, tl.float32, layout=gl.AutoLayout()) + "
+               "gl.zeros([16, 8], tl.float32, layout=gl.AutoLayout())")
+    assert gluon_line("_ring.index(s).store(v)") == "_ring.index(s).store(v)"  # a buffer, not a helper call
+    with pytest.raises(CodegenError, match="_index_check"):
+        gluon_line("_index_check(v, 10, err, 3)")
+    # each marked section defines the axes it uses, and only those
+    axis = ["    a_raw = tl.arange(0, 64)", "    a = tl.minimum(a_raw, 62)", "    b_raw = tl.arange(0, 16)",
+            "    b = b_raw"]
+    out = to_gluon(["    x = 1", "    #M", "    y = a[:, None]", "    #M", "    z = b_raw + 1"], axis, "#M")
+    assert out == ["    x = 1", "    a_raw = gl.arange(0, 64, layout=gl.AutoLayout())", "    a = tl.minimum(a_raw, 62)",
+                   "    y = a[:, None]", "    b_raw = gl.arange(0, 16, layout=gl.AutoLayout())", "    z = b_raw + 1"]
+
+
+@pytest.mark.aot
+def test_tma_form_compiles_for_sm90(tmp_path):
+    """A small chain's Gluon kernel through the sm_90 compile (in a process without Triton's interpreter):
+    wgmma, no spills."""
+    import json
+    import subprocess
+    import sys
+
+    from kitsune.codegen.aot import clean_env
+
+    path = tmp_path / "chain_tma.py"
+    path.write_text(tma_source(mlp_module(1000, 63, [128, 128, 128], "bf16", skip=1, fout=4)))
+    code = ("import json, sys; from kitsune.codegen.aot import compile_module_source; "
+            "print(json.dumps(compile_module_source(open(sys.argv[1]).read())))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], env=clean_env(), capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (rec, ) = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rec["ok"], rec.get("error")
+    assert rec["wgmma"] and not rec["spill_stores"] and not rec["spill_loads"], rec
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", [8191, 65499])
+def test_tma_form_on_gpu(rows):
+    """The Gluon kernel against eager (bf16): NeRF (skip concat, a 4-wide output) on row counts that do not
+    divide the tile (a chain task needs 32 rows per SM: 4224 on the H100)."""
+    import torch
+
+    import kitsune
+    from kitsune.models import get_workload
+
+    model, (x, ) = get_workload("nerf_65k").build(scale=1.0, dtype=torch.bfloat16, device="cuda", seed=1)
+    x = x[:rows].contiguous()
+    fn = kitsune.compile(model, (x, ), mode="bulk-sync", cache=False)
+    assert "@gluon.jit" in fn.source, "the TMA form was not taken"
+    with torch.no_grad():
+        ref = model(x).float()
+        got = fn(x)[0].float() if isinstance(fn(x), (list, tuple)) else fn(x).float()
+    assert ((got - ref).norm() / ref.norm()).item() < 2e-2
 
 
 # ---------------------------------------------------------------- AOT at full size

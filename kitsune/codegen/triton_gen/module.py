@@ -25,10 +25,24 @@ from kitsune.dialects.graph import fmt_loc
 from kitsune.semantics.comprehension import Access
 
 
+GLUON_IMPORTS = (
+    "from triton.experimental import gluon\n"
+    "from triton.experimental.gluon import language as gl\n"
+    "from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,\n"
+    "                                                              warpgroup_mma_wait)\n")
+
+
 class TritonGen:
     def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True,
-                 tma: bool | None = None):
+                 tma: bool | None = None, gluon: bool | None = None):
         self.plan = plan
+        # a lone chain stage with ChainConfig.TMA = 1 as a Gluon kernel (templates/chain_tma.py); not under Triton's
+        # interpreter (it runs no Gluon) nor with KITSUNE_GLUON=0: there the chain's register form
+        if gluon is None:
+            gluon = (os.environ.get("KITSUNE_GLUON", "1") not in ("0", "off", "false", "no")
+                     and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"))
+        self.gluon = gluon
+        self.gluon_kernels: dict[str, dict] = {}  # kernel -> {"pads": {weight: row pitch}, "fallback": why}
         # tensor-core operands through TMA descriptors where they qualify (templates/tma.py): KITSUNE_TMA=1; off
         # by default (no gain measured over the pipelined pointer loads, nerf_65k 7% slower: NOTES section 10)
         self.tma = tma if tma is not None else os.environ.get("KITSUNE_TMA", "0") not in ("0", "off", "false", "no")
@@ -81,7 +95,13 @@ class TritonGen:
             stage_fns = []
             extra: set[str] = set()
             tma: set[str] = set()
-            for st in k.stages:
+            gl_body = self._gluon_stage(k)
+            if gl_body is not None:
+                g, body, names = gl_body
+                extra |= g.extra_tensors
+                tma |= set(names)
+                stage_fns.append((k.stages[0], g.fn_name(), body))
+            for st in (k.stages if gl_body is None else []):
                 g = StageGen(self, k, st)
                 body = g.generate()
                 extra |= g.extra_tensors
@@ -91,8 +111,9 @@ class TritonGen:
             self.kernel_tma[k.name] = sorted(tma)
             # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
-            texts = ["\n".join(["@triton.jit", f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
-                                               f"WATCHDOG: tl.constexpr):"] + body)
+            deco = "@gluon.jit" if k.name in self.gluon_kernels and gl_body is not None else "@triton.jit"
+            texts = ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
+                                       f"WATCHDOG: tl.constexpr):"] + body)
                      for st, fn, body in stage_fns]
             kern_texts.append((k, params, stage_fns, texts))
         self.same_code = self._same_code(kern_texts)
@@ -105,6 +126,9 @@ class TritonGen:
                 out.append(f"#   queue \"{q.name}\" (id {q.qid}): \"{q.producer}\" -> \"{q.consumer}\", tile "
                            f"{list(q.tile)} x {q.ntiles}, {q.capacity} slots, relation {q.relation}, "
                            f"{q.readers} reader(s) per tile, counters at {q.counter_base}")
+            why = self.gluon_kernels.get(k.name, {}).get("fallback")
+            if why:
+                out.append(f"#   register form of the chain (the TMA form does not apply: {why})")
             if k.name in self.same_code:
                 out.append(f"#   the code of kernel \"{self.same_code[k.name]}\" up to names (compiled once): "
                            "its function runs with this kernel's tensors and ticket")
@@ -116,6 +140,29 @@ class TritonGen:
         out.append(self._tables(kern_texts))
         out.append(HOST)
         return "\n".join(out)
+
+    def _gluon_stage(self, k: Kernel):
+        """(its StageGen, the Gluon body, tensors read by TMA) when kernel ``k`` is one chain stage in the TMA form
+        (``ChainConfig.TMA``) and the Gluon form takes it; None otherwise. A stage the form cannot take falls
+        back to the register form: the reason is kept (``gluon_kernels``) and printed in the module."""
+        if not self.gluon or self.profile or len(k.stages) != 1 or k.queues:
+            return None
+        st = k.stages[0]
+        if st.template != "chain" or not int(st.config.get("TMA", 0)):
+            return None
+        from kitsune.codegen.plan import CodegenError
+        from kitsune.codegen.triton_gen.gluon_text import to_gluon
+        from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK, generate_chain_tma
+
+        g = StageGen(self, k, st)
+        try:
+            body, pads, names = generate_chain_tma(g)
+            body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
+        except CodegenError as e:
+            self.gluon_kernels[k.name] = {"fallback": str(e)}
+            return None
+        self.gluon_kernels[k.name] = {"pads": pads}
+        return g, body, names
 
     def _same_code(self, kern_texts) -> dict[str, str]:
         """Kernels whose code equals an earlier kernel's up to the names of its functions and parameters (the
@@ -156,9 +203,12 @@ class TritonGen:
                 f'outputs;\nerror(code) -> the exception an error flag value stands for; check(state) raises '
                 f'KitsuneIndexError\nwhen an index check failed, QueueTimeout when a debug watchdog fired.\n"""\n'
                 "import base64\nimport io\nimport os\n\nimport numpy as np\nimport torch\nimport triton\n"
-                "import triton.language as tl\nfrom triton.language.extra.cuda import gdc_launch_dependents, gdc_wait\n")
+                "import triton.language as tl\nfrom triton.language.extra.cuda import gdc_launch_dependents, gdc_wait\n"
+                + (GLUON_IMPORTS if any("pads" in v for v in self.gluon_kernels.values()) else ""))
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
+        if "pads" in self.gluon_kernels.get(k.name, {}):
+            return self._gluon_kernel_fn(k, params, stage_fns)
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
         lines = ['@triton.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
@@ -201,6 +251,24 @@ class TritonGen:
                       "    tl.store(row + 1, t_end)",
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
+
+    def _gluon_kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
+        """The dispatcher of a Gluon kernel (one stage that waits on nothing): the program id is the CTA's, the
+        ticket counter is not taken; programmatic dependent launch as in the Triton dispatcher."""
+        (st, fn, _), = stage_fns
+        return "\n".join([
+            '@gluon.jit(do_not_specialize=["ticket"])',
+            f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, "
+            "PDL: tl.constexpr = 0):",
+            "    if PDL == 1:",
+            "        gdc_launch_dependents()",
+            "    if PDL:",
+            "        gdc_wait()",
+            "    epoch = tl.load(epoch_ptr)",
+            f"    pid = gl.program_id(0) + {st.lo}",
+            f"    {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)",
+            "    if PDL == 2:",
+            "        gdc_launch_dependents()"]) + "\n"
 
     def _tables(self, kern_texts) -> str:
         p = self.plan
@@ -251,6 +319,7 @@ class TritonGen:
                          f"\"ticket\": {p.counters + i}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
                          f"\"zero\": {k.zero!r}, \"tma\": {self.kernel_tma.get(k.name, [])!r}, "
+                         f"\"tma_pad\": {self.gluon_kernels.get(k.name, {}).get('pads', {})!r}, "
                          f"\"signature\": {sig!r}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
         lines.append("]")
@@ -269,15 +338,18 @@ def _canonical(code: str, names: list[str]) -> str:
 
 
 def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False,
-                    index_checks: bool = True) -> str:
+                    index_checks: bool = True, gluon: bool | None = None) -> str:
     """The Triton module for @main's gpu_queue.program (see the module docstring).
+
+    ``gluon``: whether a chain stage in the TMA form may become a Gluon kernel (default: unless Triton's
+    interpreter is on, or KITSUNE_GLUON=0).
 
     ``profile=True``: every kernel takes a ``prof`` buffer (allocated by ``allocate``) into which each work
     item records its start, end and SM; ``read_profile(state)`` returns them after a launch.
     ``index_checks=False``: no index checks (an out-of-range index still reads 0 / drops its write, silently);
     for measuring what the checks cost."""
     plan = build_plan(module, capacity)
-    return TritonGen(plan, tf32, profile, index_checks).generate()
+    return TritonGen(plan, tf32, profile, index_checks, gluon=gluon).generate()
 
 
 def emit_triton(module: ModuleOp, output: IO[str]) -> None:

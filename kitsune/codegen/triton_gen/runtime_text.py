@@ -223,16 +223,20 @@ def _tma_scratch(size, alignment, stream):
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
-def _tma_prepare(env, names):
+def _tma_prepare(env, names, pads=None):
     """Before a kernel that reads ``names`` through TMA descriptors: Triton needs an allocator for the
     descriptors' scratch (ours, unless the caller set one), and a descriptor's base must be 16-byte aligned
-    (a tensor that is not, such as a view into a larger one, is read from an aligned copy)."""
+    (a tensor that is not, such as a view into a larger one, is read from an aligned copy). ``pads``: tensors
+    whose rows the kernel reads at a wider, 16-byte aligned pitch (name -> pitch): a zero-padded copy."""
     from triton.runtime import _allocation
 
     if isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
         triton.set_allocator(_tma_scratch)
     for n in names:
-        if env[n].data_ptr() % 16:
+        if pads and n in pads:
+            t = env[n]
+            env[n] = torch.nn.functional.pad(t, (0, pads[n] - t.shape[-1])).contiguous()
+        elif env[n].data_ptr() % 16:
             env[n] = env[n].clone()
 
 
@@ -267,7 +271,7 @@ def launch(state, tensors, watchdog=0):
         for n in k["zero"]:  # scatter results: the kernel adds into them
             env[n].zero_()
         if k["tma"]:
-            _tma_prepare(env, k["tma"])
+            _tma_prepare(env, k["tma"], k.get("tma_pad"))
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, k["ticket"], WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
     ep.add_(1)

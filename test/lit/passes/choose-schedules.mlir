@@ -95,9 +95,10 @@ func.func @bag(%w: tensor<100000x64xbf16>, %i: tensor<2048x20xi64>) -> tensor<20
 // -----
 
 // chain: three weight GEMMs on 32768 rows (256 row tiles of 128 >= 132 SMs), intermediates 256 wide: one chain task (form-regions),
-// the chain template with BM 128 / SEG 64 / PREFETCH 2 (the row tiles fill the GPU); the tile spans the row.
+// the chain template in its TMA form (Hopper, [n, k] weights of bf16): BM 128, a ring of 4 weight chunks (and the register
+// form's SEG 64 / PREFETCH 2 where the kernel cannot take it); the tile spans the row.
 // CHECK-LABEL: func.func @chain(
-// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, 16] attributes {template = "chain", config = {warps = 8 : i64, stages = 1 : i64, BM = 128 : i64, SEG = 64 : i64, PREFETCH = 2 : i64}, schedule = "heuristic: chain of 3 weight GEMMs on 32768 rows (widths 256-256-16), intermediates in registers"}
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, 16] attributes {template = "chain", config = {warps = 8 : i64, stages = 1 : i64, BM = 128 : i64, SEG = 64 : i64, PREFETCH = 2 : i64, TMA = 1 : i64, RING = 4 : i64}, schedule = "heuristic: chain of 3 weight GEMMs on 32768 rows (widths 256-256-16), intermediates in shared memory, weights by TMA"}
 // CHECK-COUNT-3: graph.linear
 // CHECK-NOT: dataflow.task
 func.func @chain(%x: tensor<32768x64xbf16>, %w0: tensor<256x64xbf16>, %w1: tensor<256x256xbf16>, %w2: tensor<16x256xbf16>) -> tensor<32768x16xbf16> {
@@ -106,6 +107,20 @@ func.func @chain(%x: tensor<32768x64xbf16>, %w0: tensor<256x64xbf16>, %w1: tenso
   %h1 = graph.linear %a0, %w1 : tensor<32768x256xbf16>, tensor<256x256xbf16> -> tensor<32768x256xbf16>
   %a1 = graph.relu %h1 : tensor<32768x256xbf16> -> tensor<32768x256xbf16>
   %y = graph.linear %a1, %w2 : tensor<32768x256xbf16>, tensor<16x256xbf16> -> tensor<32768x16xbf16>
+  func.return %y : tensor<32768x16xbf16>
+}
+
+// -----
+
+// The same chain with [k, n] weights (matmul): the TMA form streams [n, k] weights, so the register form (TMA 0).
+// CHECK-LABEL: func.func @chain_kn(
+// CHECK: dataflow.task "matmul_0" contraction ({{.*}}) tile [128, 16] attributes {template = "chain", config = {warps = 8 : i64, stages = 1 : i64, BM = 128 : i64, SEG = 64 : i64, PREFETCH = 2 : i64, TMA = 0 : i64, RING = 4 : i64}, schedule = "heuristic: chain of 3 weight GEMMs on 32768 rows (widths 256-256-16), intermediates in registers"}
+func.func @chain_kn(%x: tensor<32768x64xbf16>, %w0: tensor<64x256xbf16>, %w1: tensor<256x256xbf16>, %w2: tensor<256x16xbf16>) -> tensor<32768x16xbf16> {
+  %h0 = graph.matmul %x, %w0 : tensor<32768x64xbf16>, tensor<64x256xbf16> -> tensor<32768x256xbf16>
+  %a0 = graph.relu %h0 : tensor<32768x256xbf16> -> tensor<32768x256xbf16>
+  %h1 = graph.matmul %a0, %w1 : tensor<32768x256xbf16>, tensor<256x256xbf16> -> tensor<32768x256xbf16>
+  %a1 = graph.relu %h1 : tensor<32768x256xbf16> -> tensor<32768x256xbf16>
+  %y = graph.matmul %a1, %w2 : tensor<32768x256xbf16>, tensor<256x16xbf16> -> tensor<32768x16xbf16>
   func.return %y : tensor<32768x16xbf16>
 }
 

@@ -1,0 +1,89 @@
+"""Triton text made Gluon: the evaluator's code inside a Gluon stage function (``templates/chain_tma.py``).
+
+Gluon runs Triton's operations on tensors that have a layout; what differs is that every tensor constructor
+names one. The evaluator's constructors (``tl.arange``, ``tl.zeros``, ``tl.full``) get ``gl.AutoLayout()``,
+which Gluon resolves from the tensors they meet (a wgmma accumulator) or, for a value that only reaches shared
+memory, a coalesced layout. One value cannot take two layouts, so each section of the stage function (marked
+by ``AXES_MARK``) defines the axis ranges afresh. Calls of the module's ``@triton.jit`` helpers (index checks,
+scatter adds, queue waits) cannot run in a Gluon function: they raise ``CodegenError`` (the caller falls back
+to Triton).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitsune.codegen.plan import CodegenError
+
+_AUTO = "layout=gl.AutoLayout()"
+_HELPER_CALL = re.compile(r"(?<![\w.])(_[a-z]\w*)\(")
+
+
+def _close(text: str, start: int) -> int:
+    """Index of the ``)`` closing the ``(`` at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([":
+            depth += 1
+        elif text[i] in ")]":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise CodegenError(f"unbalanced parentheses in generated code: {text.strip()[:120]}")
+
+
+def _with_layout(line: str, fn: str) -> str:
+    """Every call ``tl.<fn>(...)`` in ``line`` as ``gl.<fn>(..., layout=gl.AutoLayout())``."""
+    out, pos = [], 0
+    pat = f"tl.{fn}("
+    while True:
+        i = line.find(pat, pos)
+        if i < 0:
+            out.append(line[pos:])
+            return "".join(out)
+        j = _close(line, i + len(pat) - 1)
+        out.append(line[pos:i] + f"gl.{fn}(" + line[i + len(pat):j] + f", {_AUTO})")
+        pos = j + 1
+
+
+def gluon_line(line: str) -> str:
+    m = _HELPER_CALL.search(line)
+    if m:
+        raise CodegenError(f"the Gluon form cannot call {m.group(1)} (a Triton helper): {line.strip()[:120]}")
+    for fn in ("arange", "zeros", "full"):
+        line = _with_layout(line, fn)
+    return line
+
+
+def _axis_defs(axis_lines: list[str]) -> list[tuple[str, str, str]]:
+    """(axis, its ``_raw`` line, its clamped line) from ``Blocks.axis_lines``."""
+    out = []
+    for raw, clamped in zip(axis_lines[0::2], axis_lines[1::2]):
+        out.append((raw.strip().split("_raw =")[0], gluon_line(raw.strip()), gluon_line(clamped.strip())))
+    return out
+
+
+def _used(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
+def to_gluon(body: list[str], axis_lines: list[str], mark: str) -> list[str]:
+    """The stage function ``body`` (lines, without the axis lines ``Blocks.axis_lines`` gives) in Gluon; each
+    ``mark`` line becomes the definitions of the axes its section (up to the next mark) uses: an unused range
+    would have no layout to take."""
+    defs = _axis_defs(axis_lines)
+    marks = [i for i, line in enumerate(body) if line.strip() == mark] + [len(body)]
+    out = [gluon_line(line) for line in body[:marks[0]]]
+    for m, end in zip(marks, marks[1:]):
+        pad = body[m][: len(body[m]) - len(body[m].lstrip())]
+        section = "\n".join(body[m + 1:end])
+        for a, raw, clamped in defs:
+            if _used(a, section):
+                out += [pad + raw, pad + clamped]
+            elif _used(a + "_raw", section):
+                out.append(pad + raw)
+        out += [gluon_line(line) for line in body[m + 1:end]]
+    return out
+
+
+__all__ = ["to_gluon", "gluon_line"]
