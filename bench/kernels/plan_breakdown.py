@@ -1,0 +1,70 @@
+"""Where a launch plan's time goes: its CUDA-graph replay (what the harness times) next to the kernels inside it.
+
+    python bench/kernels/plan_breakdown.py [--workloads mlp_gpt3_T1024,...] [--mode bulk-sync] [--json F]
+
+Per workload: the replay's median (triton do_bench, as the harness), then one profiled replay's kernels
+(torch.profiler, CUPTI sees inside CUDA graphs): name, duration, and the gap before it; the sum of kernel time
+against the span from the first kernel's start to the last one's end. A replay slower than its kernels' sum by
+more than the launch gaps points at something outside the kernels (clocks, a wait, a memset or copy node).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def breakdown(workload: str, mode: str) -> dict:
+    import torch
+    from triton.testing import do_bench
+
+    import kitsune
+    from kitsune.models import get_workload
+    from kitsune.tools.tune import launch_plan_graph
+
+    model, inputs = get_workload(workload).build(scale=1.0, dtype=torch.bfloat16, device="cuda")
+    with torch.no_grad():
+        cm = kitsune.compile(model, inputs, mode=mode)
+        g = launch_plan_graph(cm, inputs)
+    ms = do_bench(g.replay, warmup=25, rep=200, return_mode="median")
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            g.replay()
+        torch.cuda.synchronize()
+    evs = sorted([e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA],
+                 key=lambda e: e.time_range.start)
+    per = len(evs) // 3 if evs else 0
+    last = evs[-per:] if per else []
+    rows, prev_end = [], None
+    for e in last:
+        gap = (e.time_range.start - prev_end) if prev_end is not None else 0.0
+        rows.append({"name": e.name[:60], "us": e.time_range.end - e.time_range.start, "gap_us": gap})
+        prev_end = e.time_range.end
+    span = (last[-1].time_range.end - last[0].time_range.start) if last else None
+    rec = {"workload": workload, "mode": mode, "replay_ms": ms, "kernels": rows,
+           "kernel_sum_us": sum(r["us"] for r in rows), "span_us": span}
+    print(f"{workload} {mode}: replay {ms * 1e3:.1f} us; kernels {rec['kernel_sum_us']:.1f} us over a span of "
+          f"{span:.1f} us", flush=True)
+    for r in rows:
+        print(f"    {r['us']:8.1f} us  (gap {r['gap_us']:5.1f})  {r['name']}", flush=True)
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", default="mlp_gpt3_T1024,mlp_gpt3_T256")
+    ap.add_argument("--mode", default="bulk-sync")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    out = [breakdown(w, a.mode) for w in a.workloads.split(",")]
+    if a.json:
+        json.dump(out, open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
