@@ -18,7 +18,23 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def breakdown(workload: str, mode: str) -> dict:
+def _loop_ms(fn, n: int = 20) -> float:
+    """Mean ms of ``n`` back-to-back calls between two CUDA events (no L2 flush between them, unlike do_bench)."""
+    import torch
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(n):
+        fn()
+    b.record()
+    torch.cuda.synchronize()
+    return a.elapsed_time(b) / n
+
+
+def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
     import torch
     from triton.testing import do_bench
 
@@ -31,6 +47,19 @@ def breakdown(workload: str, mode: str) -> dict:
         cm = kitsune.compile(model, inputs, mode=mode)
         g = launch_plan_graph(cm, inputs)
     ms = do_bench(g.replay, warmup=25, rep=200, return_mode="median")
+    loop_ms = _loop_ms(g.replay)
+    peer = None
+    if with_peer:  # Inductor + CUDA graph, timed both ways
+        ind = torch.compile(model)
+        with torch.no_grad():
+            ind(*inputs)
+            ind(*inputs)
+            torch.cuda.synchronize()
+            pg = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(pg):
+                ind(*inputs)
+        peer = {"do_bench_ms": do_bench(pg.replay, warmup=25, rep=200, return_mode="median"),
+                "loop_ms": _loop_ms(pg.replay)}
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(3):
@@ -46,9 +75,9 @@ def breakdown(workload: str, mode: str) -> dict:
         rows.append({"name": e.name[:60], "us": e.time_range.end - e.time_range.start, "gap_us": gap})
         prev_end = e.time_range.end
     span = (last[-1].time_range.end - last[0].time_range.start) if last else None
-    rec = {"workload": workload, "mode": mode, "replay_ms": ms, "kernels": rows,
+    rec = {"workload": workload, "mode": mode, "replay_ms": ms, "loop_ms": loop_ms, "peer": peer, "kernels": rows,
            "kernel_sum_us": sum(r["us"] for r in rows), "span_us": span}
-    print(f"{workload} {mode}: replay {ms * 1e3:.1f} us; kernels {rec['kernel_sum_us']:.1f} us over a span of "
+    print(f"{workload} {mode}: replay {ms * 1e3:.1f} us (back to back {loop_ms * 1e3:.1f}; Inductor + graph {peer}); kernels {rec['kernel_sum_us']:.1f} us over a span of "
           f"{span:.1f} us", flush=True)
     for r in rows:
         print(f"    {r['us']:8.1f} us  (gap {r['gap_us']:5.1f})  {r['name']}", flush=True)
@@ -59,9 +88,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="mlp_gpt3_T1024,mlp_gpt3_T256")
     ap.add_argument("--mode", default="bulk-sync")
+    ap.add_argument("--peer", action="store_true", help="also Inductor + CUDA graph, timed both ways")
     ap.add_argument("--json")
     a = ap.parse_args()
-    out = [breakdown(w, a.mode) for w in a.workloads.split(",")]
+    out = [breakdown(w, a.mode, a.peer) for w in a.workloads.split(",")]
     if a.json:
         json.dump(out, open(a.json, "w"), indent=1)
 

@@ -207,8 +207,11 @@ class FormRegionsPass(ModulePass):
     """Rows a GEMM chain needs before it becomes one chain task (fewer rows: too few tiles to fill the GPU, and
     separate GEMMs split the columns as well); -1: 32 rows per SM of ``gpu`` (4224 on the H100)."""
     chain_min_layers: int = 3
-    """Weight GEMMs a chain task needs (measured on the H100, bench/kernels/chain_ab.py: NeRF's nine in one
-    chain 0.200 ms against 0.388 as separate GEMMs; MeshGraphNet's two-layer MLPs 0.162 against 0.158)."""
+    """Weight GEMMs a chain task needs (measured on the H100: NeRF's nine in one chain 0.200 ms against 0.388 as
+    separate GEMMs, bench/kernels/chain_ab.py; MeshGraphNet's two-layer MLPs as chains 0.162 against 0.158 in
+    the register form, 0.165-0.167 against 0.151-0.153 in the TMA form, whose operands from memory are loaded
+    synchronously, bench/kernels/NOTES.md section 13); -1: 2 where the chain template takes its TMA form
+    (``gpu`` a Hopper, 16-bit weights), else 3."""
     gpu: str = "h100"
     """GPU preset (with optional FIELD=VALUE overrides), for the chain's row threshold."""
     prologue: bool = True
@@ -365,14 +368,19 @@ class _Former:
         contr = [o for o in g.ops if op_class(o) == "contraction"]
         if not contr or any(weight_layer(o) is None for o in contr):
             return None
-        if len(contr) + 1 + self.layers_ahead(op) < self.p.chain_min_layers:
+        from kitsune.gpu import parse_gpu_option
+
+        gpu = parse_gpu_option(self.p.gpu)
+        min_layers = self.p.chain_min_layers
+        if min_layers < 0:
+            tma = gpu.sm_arch >= 90 and all(elem_bytes(weight_layer(o).w.type) == 2 for o in contr + [op])
+            min_layers = 2 if tma else 3
+        if len(contr) + 1 + self.layers_ahead(op) < min_layers:
             return None
         shape = _shape(v)
         min_rows = self.p.chain_min_rows
         if min_rows < 0:
-            from kitsune.gpu import parse_gpu_option
-
-            min_rows = 32 * parse_gpu_option(self.p.gpu).sm_count
+            min_rows = 32 * gpu.sm_count
         if len(shape) < 2 or _numel(shape[:-1]) < min_rows:
             return None
         # the part of v in registers: the group's last contraction (a concatenated input is read from memory)

@@ -33,9 +33,12 @@ class Problem:
     row: int = 0
     rows: int = 0
     split_ok: bool = True  # the epilogue allows a split reduction (elementwise only)
+    mem_cols: int = 0  # chain: columns of the layers' operands read from memory, in 64-column chunks
 
     def key(self) -> str:
-        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+        # (mem_cols only where set: the keys of the tuning database's entries stay what they were)
+        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
+                        if f.name != "mem_cols" or self.mem_cols)
 
 
 def _pow2_ge(n: int) -> int:
@@ -340,7 +343,8 @@ class ChainConfig(Config):
             # wide layers on 8 warps, bench/kernels/gluon_chain_probe.py); shared memory: the weight ring, the
             # activation chunks and one operand from memory (the chain's input)
             acc = self.BM * p.row // (32 * self.warps)
-            smem = (self.RING * p.row * 64 + self.BM * max(p.row, 64) + self.BM * 64) * p.elem_bytes + 1024
+            smem = (self.RING * p.row * 64 + self.BM * max(p.row, 64) + self.BM * max(p.mem_cols, 64)) * p.elem_bytes
+            smem += 1024
             return Resources(self.warps, min(255, 2 * acc), smem)
         # fitted to ptxas (bench/kernels/chain_aot.py, NeRF and MeshGraphNet at full size): ptxas spends what the
         # accumulator and the held segments leave (255 at BM 128 / 8 warps, 170 for MeshGraphNet's 64 x 128);

@@ -360,8 +360,11 @@ def config_for(p: Problem, gpu: GPU, use_db: bool, forced: dict | None) -> tuple
 def chain_problem(form, eb: int = 2) -> Problem:
     """The chain template's problem of a chain form (``kitsune.schedule.chain``)."""
     rows = math.prod(max(1, d) for d in form.rows)
+    # from memory: all of the first layer's operand, and what a later layer reads beside its predecessor's result
+    mem = [form.layers[0].K] + [l.K - p.N for p, l in zip(form.layers, form.layers[1:]) if l.K > p.N]
     return Problem("chain", M=rows, N=form.layers[-1].N, K=max(l.K for l in form.layers), elem_bytes=eb,
-                   row=form.width, rows=len(form.layers), out_elems=sum(l.K * l.N for l in form.layers))
+                   row=form.width, rows=len(form.layers), out_elems=sum(l.K * l.N for l in form.layers),
+                   mem_cols=sum(-(-c // 64) * 64 for c in mem))
 
 
 def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice | None":
@@ -377,7 +380,8 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     cfg, source = config_for(p, gpu, use_db, forced)
     if form.row_epilogue and form.layers[-1].N > cfg.SEG:
         # a norm after the last layer reads its whole row: one segment, on 8 warps
-        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), warps=8)
+        # (the TMA form has the whole row in one accumulator already, on its own warps)
+        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), warps=cfg.warps if cfg.TMA else 8)
     if cfg.TMA and not all(l.w_nk for l in form.layers):
         cfg = replace(cfg, TMA=0)  # the TMA form streams [n, k] weights
     shape = tensor_shape(task.outs[0].type)

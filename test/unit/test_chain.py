@@ -141,6 +141,16 @@ def test_computed_weight_is_not_a_chain_layer():
     assert all(chain_form(t.body.blocks.first) is None for t in tasks)
 
 
+@pytest.mark.parametrize("dt,chained", [("bf16", True), ("f32", False)])
+def test_two_layer_chain_where_the_tma_form_applies(dt, chained):
+    """chain_min_layers=-1: two weight GEMMs suffice where the TMA form applies (16-bit weights on a Hopper)."""
+    text = mlp_module(5000, 64, [128], dt, fout=128)
+    _, tasks = formed(text, chain_min_rows=-1, chain_min_layers=-1)
+    assert (len(tasks) == 1 and chain_form(tasks[0].body.blocks.first) is not None) == chained, len(tasks)
+    _, tasks = formed(text, chain_min_rows=-1, chain_min_layers=3)
+    assert len(tasks) == 2
+
+
 # ---------------------------------------------------------------- the generated kernel (Triton's interpreter)
 
 
@@ -205,7 +215,7 @@ def test_tma_form_text():
     chunks through the ring, one wgmma per chunk; the input is loaded once per tile for layer 0 and the skip."""
     text = mlp_module(300, 63, [64, 64, 64], "bf16", skip=2, fout=4)
     src = tma_source(text)
-    assert src.count("@gluon.jit") == 2  # the stage function and its dispatcher
+    assert src.count("@gluon.jit") == 3  # the stage function, its dispatcher, the index check's Gluon twin
     assert src.count("tma.make_tensor_descriptor(") == 4
     # chunks: layer 0 (63 -> 1), 1 (64 -> 1), 2 (64 + 63 -> 2), out (64 -> 1)
     assert src.count("= warpgroup_mma(") == 5
@@ -235,8 +245,9 @@ def test_gluon_text_rules():
             == "z = gl.full([16, tl.cdiv(n, 2)], 0.0, tl.float32, layout=gl.AutoLayout()) + "
                "gl.zeros([16, 8], tl.float32, layout=gl.AutoLayout())")
     assert gluon_line("_ring.index(s).store(v)") == "_ring.index(s).store(v)"  # a buffer, not a helper call
-    with pytest.raises(CodegenError, match="_index_check"):
-        gluon_line("_index_check(v, 10, err, 3)")
+    assert gluon_line("_index_check(v, 10, err, 3)") == "_index_check_gl(v, 10, err, 3)"  # its Gluon twin
+    with pytest.raises(CodegenError, match="_scatter_add"):
+        gluon_line("_index_check(v, 10, err, 3); _scatter_add(p, o, v, m)")
     # each marked section defines the axes it uses, and only those
     axis = ["    a_raw = tl.arange(0, 64)", "    a = tl.minimum(a_raw, 62)", "    b_raw = tl.arange(0, 16)",
             "    b = b_raw"]

@@ -46,10 +46,22 @@ def _with_layout(line: str, fn: str) -> str:
         pos = j + 1
 
 
+# helpers with a Gluon twin in the module (GLUON_HELPERS): their calls are renamed
+GLUON_TWINS = {"_index_check": "_index_check_gl"}
+GLUON_HELPERS = """
+@gluon.jit
+def _index_check_gl(v, n, err, code):
+    bad = (v < 0) | (v >= n)
+    tl.atomic_max(err + bad.to(tl.int32) * 0, code, mask=bad)
+"""
+
+
 def gluon_line(line: str) -> str:
-    m = _HELPER_CALL.search(line)
-    if m:
-        raise CodegenError(f"the Gluon form cannot call {m.group(1)} (a Triton helper): {line.strip()[:120]}")
+    for a, b in GLUON_TWINS.items():
+        line = re.sub(rf"(?<![\w.]){a}\(", f"{b}(", line)
+    for m in _HELPER_CALL.finditer(line):
+        if m.group(1) not in GLUON_TWINS.values():
+            raise CodegenError(f"the Gluon form cannot call {m.group(1)} (a Triton helper): {line.strip()[:120]}")
     for fn in ("arange", "zeros", "full"):
         line = _with_layout(line, fn)
     return line
@@ -86,4 +98,4 @@ def to_gluon(body: list[str], axis_lines: list[str], mark: str) -> list[str]:
     return out
 
 
-__all__ = ["to_gluon", "gluon_line"]
+__all__ = ["to_gluon", "gluon_line", "GLUON_HELPERS"]

@@ -119,6 +119,10 @@ class TritonGen:
         self.same_code = self._same_code(kern_texts)
         out.append(self._header())
         out.append(RUNTIME)
+        if any("pads" in v for v in self.gluon_kernels.values()):
+            from kitsune.codegen.triton_gen.gluon_text import GLUON_HELPERS
+
+            out.append(GLUON_HELPERS)
         for k, params, stage_fns, texts in kern_texts:
             out.append(f"\n# {'=' * 70}\n# kernel \"{k.name}\": grid {k.grid}, {k.warps} warps, "
                        f"{len(k.stages)} stage(s), {len(k.queues)} queue(s)")

@@ -67,12 +67,18 @@ class ChainTmaGen(ChainGen):
         raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": TMA chain: {why}")
 
     def new_pieces(self, width: int, layer: int | None, off: int = 0) -> list[_Piece]:
-        # a piece is one operand of at most 256 columns, padded to whole 64-column chunks
-        if width > 256:
-            self.fail(f"an operand of {width} columns (at most 256)")
-        ax = self.b.new_axis("c", max(KC, pow2(width)))
-        self.b.clamp[ax] = width
-        return [_Piece(off, width, ax, layer)]
+        # a layer's result is one piece (one accumulator, at most 256 columns, padded to whole 64-column chunks);
+        # a value from memory is loaded chunk by chunk: pieces of at most 64 columns
+        if layer is not None and width > 256:
+            self.fail(f"a layer of {width} outputs (at most 256)")
+        step = 256 if layer is not None else KC
+        out = []
+        for o in range(0, width, step):
+            w = min(step, width - o)
+            ax = self.b.new_axis("c", max(KC, pow2(w)))
+            self.b.clamp[ax] = w
+            out.append(_Piece(off + o, w, ax, layer))
+        return out
 
     def source(self, v, p: _Piece) -> tuple:
         """What piece ``p`` of operand ``v`` reads: (the value, its column offset) through concatenations, so that
