@@ -30,7 +30,7 @@ import os
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.utils._pytree as pytree
@@ -57,6 +57,8 @@ class _Lowered:
     profile: bool = False  # the generated kernels record every work item's start, end and SM
     placement: str = "auto"  # the dataflow placement lowered with (a tuned one where the database has it)
     index_checks: bool = True  # the generated kernels check the indices they load (see generate_triton)
+    gluon_failed: str | None = None  # why a Gluon kernel of ``source`` did not compile on the device: use ...
+    source_triton: str | None = None  # ... this, generated without Gluon kernels
 
 
 _lowered: dict[tuple, _Lowered] = {}
@@ -117,7 +119,8 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
 def _program_for(low: _Lowered, weights, dev: torch.device, precompile: bool = False, **kw) -> Program:
     """Load ``low``'s program with ``weights`` (also used by the torch.compile backend); ``precompile``: compile
     its kernels for the device now (see ``Program.precompile``) rather than at the first call."""
-    program = Program(low.source, weights, dev, lowered=low.lowered, **kw)
+    program = _gluon_checked(low, Program(low.source_triton or low.source, weights, dev, lowered=low.lowered, **kw),
+                             lambda src: Program(src, weights, dev, lowered=low.lowered, **kw))
     if precompile and not program.interpret:
         program.precompile()
     if low.capacity == "ir" and not program.all_resident():
@@ -127,12 +130,36 @@ def _program_for(low: _Lowered, weights, dev: torch.device, precompile: bool = F
 
         if low.source_all is None:
             low.source_all = generate_triton(low.module, capacity="all", profile=low.profile,
-                                             index_checks=low.index_checks)
+                                             index_checks=low.index_checks,
+                                             gluon=False if low.gluon_failed else None)
         program = Program(low.source_all, weights, dev, lowered=low.lowered, **kw)
         if precompile and not program.interpret:
             program.precompile()
         program.capacity_fallback = True
     return program
+
+
+def _gluon_checked(low: _Lowered, program: Program, make: Callable[[str], Program]) -> Program:
+    """A program whose source has Gluon kernels (the chain template's TMA form) compiles them now; where one
+    fails to compile on this device, the program is regenerated without Gluon (the register form) and a
+    warning says why, once per lowering."""
+    if low.source_triton is not None or program.interpret or "@gluon.jit" not in low.source:
+        return program
+    try:
+        program.precompile()
+        return program
+    except Exception as e:  # noqa: BLE001 -- any compile failure of the Gluon form: fall back
+        import warnings
+
+        from kitsune.codegen.triton_gen import generate_triton
+
+        why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:300]}"
+        low.gluon_failed = why
+        low.source_triton = generate_triton(low.module, capacity=low.capacity, profile=low.profile,
+                                            index_checks=low.index_checks, gluon=False)
+        warnings.warn(f"kitsune: a chain kernel's Gluon (TMA) form did not compile on this device ({why}); "
+                      "using its register form", RuntimeWarning, stacklevel=3)
+        return make(low.source_triton)
 
 
 def _flat_inputs(args: Sequence[Any]):

@@ -1,7 +1,8 @@
-"""GPU A/B: chain tasks on and off (kitsune-form-regions ``chains``), bulk-sync, per workload; checked against
-eager, timed as the harness times Kitsune (launch plan in a CUDA graph, do_bench median), both in one process.
+"""GPU A/B: chain tasks on and off (kitsune-form-regions ``chains``), and two-layer chains (``chain_min_layers``
+-1), bulk-sync, per workload; checked against eager, timed as the harness times Kitsune (launch plan in a CUDA
+graph, do_bench median), all in one process.
 
-    python bench/kernels/chain_ab.py [--workloads mgn_10k,nerf_65k] [--json F]
+    python bench/kernels/chain_ab.py [--workloads mgn_10k,nerf_65k] [--two-layer] [--json F]
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def patched_chains(chains: bool):
-    """kitsune-form-regions with ``chains`` on or off for the compiles inside the ``with``."""
+def patched_chains(chains: bool, **opts):
+    """kitsune-form-regions with ``chains`` on or off (and ``opts``) for the compiles inside the ``with``."""
     import contextlib
 
     import kitsune.passes.form_regions as fr
@@ -24,7 +25,7 @@ def patched_chains(chains: bool):
 
     class Patched(orig):  # the pipeline imports FormRegionsPass from the module when it builds its passes
         def __init__(self, **kw):
-            super().__init__(**{"chains": chains, **kw})
+            super().__init__(**{"chains": chains, **opts, **kw})
 
     @contextlib.contextmanager
     def ctx():
@@ -40,6 +41,7 @@ def patched_chains(chains: bool):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="mgn_10k,nerf_65k")
+    ap.add_argument("--two-layer", action="store_true", help="also chains of two layers (chain_min_layers=-1)")
     ap.add_argument("--json")
     a = ap.parse_args()
     import torch
@@ -55,6 +57,9 @@ def main():
         for chains in (True, False, True):
             with patched_chains(chains):
                 rows.append(measure(model, inputs, ref, workload=w, chains=chains))
+        if a.two_layer:
+            with patched_chains(True, chain_min_layers=-1):
+                rows.append(measure(model, inputs, ref, workload=w, chains="two-layer"))
     if a.json:
         json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(a.json, "w"), indent=1)
 

@@ -1,7 +1,9 @@
 """Probe: does a Gluon (Triton 3.6) warp-specialised persistent wgmma GEMM reach cuBLAS on our shapes?
 
     python bench/kernels/gluon_gemm_probe.py --aot [--json gluon-gemm-aot-cpu.json]   # no GPU: sm_90a compile
-    python bench/kernels/gluon_gemm_probe.py --out results.json [--shapes T256_fc1,...] [--variants ws,...]
+    python bench/kernels/gluon_gemm_probe.py --out results.json [--shapes T256_fc1,...|all] [--variants ws,...]
+
+Defaults: --variants ws,splitk,streamk; --shapes T256_fc1,T256_fc2,T1024_fc1,T1024_fc2.
 
 C[M, N] = epilogue(A[M, K] @ W[N, K]^T), W in nn.Linear layout, bf16 in / fp32 accumulate / bf16 out; the
 epilogue is + bias[N], then optionally GELU in the erf form, 0.5 x (1 + erf(x / sqrt 2)). Gluon 3.6 has
@@ -22,7 +24,30 @@ NUM_STAGES ring of A / W shared-memory tiles with mbarriers:
   pipelined  no warp specialisation: one partition, loads issued NUM_STAGES-1 k-steps ahead into the
              ring, async wgmma with one group in flight (Gluon's wgmma / persistence tutorials).
 
-Split-K / stream-K (for the 96-tile T256 problems) is not implemented here.
+  splitk     the ws body (8 consumer warps + 1-warp TMA producer) over work units = (tile, k-range):
+             unit u = (tile u // SPLIT, part u % SPLIT), part p taking k-steps [p kt / SPLIT, (p+1) kt / SPLIT);
+             grid = min(#SMs, tiles x SPLIT), units dealt round-robin. SPLIT is a run-time argument (configs
+             that differ only in it share one binary). At M = 256, 256x128 / 128x256 tiles give 48 (fc1) or
+             96 (fc2) tiles; SPLIT 8 / 4 makes 384 units of 24 k-steps (<= 72 k-steps per SM, ideal 69.8).
+  streamk    the same body; grid = #SMs, program p takes the contiguous k-steps [p T / P, (p+1) T / P) of
+             all T = tiles x kt k-steps (tile-major), i.e. one unit per tile its range touches.
+
+  Partials (a unit that is not a whole tile; a whole-tile unit runs the plain epilogue): every unit
+  publishes its fp32 accumulator to a tile-major workspace [tiles, slots, BM, BN] in the wgmma register
+  layout (8-byte vector accesses), either to a slot of its own (RED slots: the last arrival sums the
+  slots) or by fp32 atomic adds into one zeroed slot (RED atomic: the last arrival reads it and zeroes
+  it). Then each thread runs fence.acq_rel.gpu, the partition barrier, and one thread adds the unit's
+  k-step count to the tile's int32 counter (atom.acq_rel.gpu); the unit that brings it to kt is the
+  last arrival. Its acquire is that atomic, the result is broadcast through shared memory + a barrier,
+  and every thread fences again before reading the partials with ld.global.cg (L2, never a stale L1
+  line). Release side: stores -> per-thread fence -> bar.sync -> release atomic (cumulative: the
+  atomic releases what the barrier made visible to its thread; CUTLASS's stream-K fix-up relies on
+  bar.sync + one thread's release alone, the per-thread fences are extra). The last arrival resets the
+  counter to 0 (and the atomic workspace to 0.0) for the next call; no program ever waits on another
+  (no spin loops, so no co-residency assumption). The GPU run re-checks each splitk / streamk config
+  after its ~100 timed calls (counters and atomic workspace back at zero, one more call right): a
+  reset or ordering bug shows as "WRONG AFTER RERUN". Section 2 of NOTES.md saw Triton's fp32 atomics
+  of dot partials come out wrong on the H100; the atomic form is kept to test that in Gluon.
 
 The epilogue kind EPI (0 none, 1 bias, 2 bias + GELU) is a constexpr: as a run-time branch (one compile
 for all shapes) it made the 128x128 / 4-warp kernel spill even with the cheap erf. fc1 shapes are timed
@@ -44,7 +69,8 @@ maxnreg; the per-partition budgets are the setmaxnreg values), spills (ptxas -v)
 warps, and whether the PTX has wgmma.mma_async, cp.async.bulk.tensor (L load, S store), setmaxnreg.
 Gluon kernels do not run under TRITON_INTERPRET=1 in 3.6 (a GluonJITFunction still asks for a driver).
 
-Only torch / triton / stdlib are imported; importing the module needs no GPU.
+Only torch / triton / stdlib are imported; importing the module needs no GPU. sk_plan (host side of
+splitk / streamk: grid, slots, k-steps per program) runs anywhere.
 """
 
 from __future__ import annotations
@@ -628,6 +654,7 @@ CONFIGS = {
     ],
 }
 VARIANTS = tuple(CONFIGS)
+DEFAULT_VARIANTS = ("ws", "splitk", "streamk")  # ws: the same body without a K split, the baseline
 
 
 def _layouts(c):
@@ -815,6 +842,7 @@ SHAPES = {
     "nerf": (65536, 256, 256, EPI_BIAS),
     "llama_gateup_b8": (8, 16384, 2048, EPI_NONE),  # M < BM: TMA zero-fills A rows >= M, clips the C store
 }
+DEFAULT_SHAPES = ("T256_fc1", "T256_fc2", "T1024_fc1", "T1024_fc2")
 CONFIG_TIMEOUT_S = 30.0  # a config that has not finished by then (a hung barrier) ends the run
 
 
@@ -1056,8 +1084,9 @@ def main(argv=None):
     ap.add_argument("--aot", action="store_true", help="compile every config for sm_90a (no GPU) and print resources")
     ap.add_argument("--json", default="", help="--aot: write the records here")
     ap.add_argument("--epi", default="gelu", choices=["none", "bias", "gelu", "all"], help="--aot: epilogue(s)")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
-    ap.add_argument("--shapes", default="")
+    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help=f"of {','.join(VARIANTS)}")
+    ap.add_argument("--shapes", default=",".join(DEFAULT_SHAPES),
+                    help=f"of {','.join(SHAPES)} ('all': every one)")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
@@ -1069,7 +1098,7 @@ def main(argv=None):
                 "all": [EPI_NONE, EPI_BIAS, EPI_BIAS_GELU]}[args.epi]
         run_aot(variants, epis, args.json or None)
         return 0
-    return run_gpu(variants, args.shapes, args.out)
+    return run_gpu(variants, "" if args.shapes == "all" else args.shapes, args.out)
 
 
 if __name__ == "__main__":

@@ -316,3 +316,33 @@ def test_nerf_chain_kernel_aot():
     p = Problem("chain", M=65536, N=4, K=319, row=256, rows=9, out_elems=8 * 256 * 256)
     res = ChainConfig.default(p, get_gpu("h100")).resources(Problem("chain", row=256))
     assert k["shared"] <= res.smem_bytes and k["registers"] <= res.regs_per_thread, (k, res)
+
+
+def test_gluon_compile_failure_falls_back_to_the_register_form():
+    """A Gluon kernel that does not compile on the device: the program is regenerated without Gluon, with a
+    warning, once per lowering (kitsune.compile._gluon_checked; the device compile is faked here)."""
+    from types import SimpleNamespace
+
+    from kitsune.compile import _gluon_checked
+
+    low = SimpleNamespace(source=tma_source(mlp_module(300, 63, [64, 64], "bf16", fout=4)), source_triton=None,
+                          gluon_failed=None, module=lower_chain(mlp_module(300, 63, [64, 64], "bf16", fout=4), None,
+                                                                "bulk-sync"),
+                          capacity="all", profile=False, index_checks=True)
+    assert "@gluon.jit" in low.source
+
+    class Failing:
+        interpret = False
+
+        def precompile(self):
+            raise RuntimeError("PassManager::run failed\nmore")
+
+    made = []
+    with pytest.warns(RuntimeWarning, match="register form"):
+        _gluon_checked(low, Failing(), lambda src: made.append(src) or "program")
+    assert low.gluon_failed == "RuntimeError: PassManager::run failed"
+    assert made and "@gluon.jit" not in made[0] and made[0] == low.source_triton
+    # a program that compiles is kept as it is
+    ok = SimpleNamespace(interpret=False, precompile=lambda: 0)
+    low2 = SimpleNamespace(**{**vars(low), "source_triton": None, "gluon_failed": None})
+    assert _gluon_checked(low2, ok, lambda src: None) is ok

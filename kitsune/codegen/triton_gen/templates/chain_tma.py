@@ -5,8 +5,10 @@ global -> registers -> shared memory right before its ``tl.dot``; at 255 registe
 hides that latency. Here, per tile of ``BM`` rows:
 
 * each layer's row operand lives in shared memory as 64-column chunks (``[BM, 64]``, NVMMA-swizzled): the
-  previous layer's result (written by its epilogue) or a piece read from memory (loaded once per tile, e.g.
-  the chain's input, reused by a skip connection);
+  previous layer's result (written by its epilogue) or a piece read from memory, once per tile (the chain's
+  input, reused by a skip connection): by TMA where it is a plain row-major tensor with a 16-byte aligned
+  pitch (the next tile's, issued as soon as the last layer reading it is done), else computed by the
+  evaluator (a gather, an unaligned input) at the start of the tile;
 * each layer is one accumulator ``[BM, N]`` (N <= 256, padded to a power of two): ``warpgroup_mma`` over the
   operand's chunks, asynchronous, one in flight;
 * the weights are one static stream of ``[N, 64]`` chunks (every layer's K chunks in order, tile after tile)
@@ -94,7 +96,27 @@ class ChainTmaGen(ChainGen):
                 start += w
             else:
                 break
-        return (id(v), off, p.width)
+        return v, off
+
+    def tma_operand(self, v, off: int, p: _Piece, T, D) -> str | None:
+        """The tensor a piece from memory can be loaded from by TMA (a tile ahead), or None: ``v`` is a global
+        tensor [rows, C] of the weights' type read directly, the tile is [BM, all columns] over those rows, the
+        row pitch and the piece's column offset are 16-byte aligned, and the piece's last chunk ends where the
+        piece does (64 wide) or at the tensor's last column (TMA's zero fill)."""
+        st, ev = self.st, self.ev
+        if not (ev.is_direct(v) and v in st.args) or v in ev.pop_of or len(T) != 2:
+            return None
+        shape = tuple(tensor_shape(v.type))
+        name = st.args[v]
+        if name in st.awaited or len(shape) != 2 or shape[0] != D[0]:
+            return None
+        if dtype_key(v.type.get_element_type()) != self.dkey:
+            return None
+        if (shape[1] * self.eb) % 16 or (off * self.eb) % 16:
+            return None
+        if p.width != KC and off + p.width != shape[1]:
+            return None
+        return name
 
     # ---- code pieces
     def chunks_of(self, p: _Piece) -> int:
@@ -130,10 +152,19 @@ class ChainTmaGen(ChainGen):
         return b.tmp(f"tl.where({b.raw(p.axis, (self.row_axis, p.axis))} < {p.width}, {a}, 0.0)",
                      (self.row_axis, p.axis), 1).code
 
+    def issue_operands(self, loads, row: str, pred: str, depth: int) -> None:
+        """The TMA of a tile's operands from memory (``loads``, rows from ``row``), each on its own barrier."""
+        em = self.b.em
+        nbytes = self.b.aranges[self.row_axis] * KC * self.eb
+        for name, shp, soff, buf, _ in loads:
+            k = self.tma_index[buf]
+            em.emit(f"mbarrier.expect(_mbar.index({k}), {nbytes}, pred={pred})", depth)
+            em.emit(f"tma.async_copy_global_to_shared(_d{buf}, [{row}, {soff}], _mbar.index({k}), {buf}.index(0), "
+                    f"pred={pred})", depth)
+
     def issue(self, c: int, g_expr: str, pred: str, depth: int) -> None:
         """The TMA of stream chunk ``c`` into the ring slot of global chunk ``g_expr``."""
         ch = self.stream[c]
-        lay = self.form.layers[ch.layer]
         n = self.npad[ch.layer]
         em = self.b.em
         s = self.b.fresh("s")
@@ -142,7 +173,6 @@ class ChainTmaGen(ChainGen):
         em.emit(f"mbarrier.expect(_ready.index({s}), {n * KC * self.eb}, pred={pred})", depth)
         em.emit(f"tma.async_copy_global_to_shared(_w{ch.layer}, [0, {ch.k0}], _ready.index({s}), {view}, "
                 f"pred={pred})", depth)
-        del lay
 
     def generate(self) -> list[str]:
         g, b, ev, st = self.g, self.b, self.ev, self.st
@@ -154,6 +184,7 @@ class ChainTmaGen(ChainGen):
         if not (wdt <= {"bf16"} or wdt <= {"f16"}):
             self.fail(f"weights of type {sorted(wdt)} (bf16 or f16 only)")
         dkey = wdt.pop()
+        self.dkey = dkey
         dt = TL[dkey]
         self.eb = 2
         for lay in form.layers:
@@ -193,7 +224,9 @@ class ChainTmaGen(ChainGen):
         self.nmax = max(self.npad)
         # the row operand of every layer as pieces, each in a buffer of 64-column chunks
         bufs: dict = {}  # (id(value), off) -> (buffer, piece); layer results share "_act"
-        mem_loads = []  # (value, piece, buffer) loaded at the start of a tile
+        mem_loads = []  # (value, piece, buffer) loaded (computed) at the start of a tile
+        tma_loads = []  # [tensor, shape, column, buffer, last layer]: a 64-column piece by TMA, the next tile's
+        # issued as soon as the layer that reads it last is done
         self.stream: list[_Chunk] = []
         act_chunks = 0
         for i, lay in enumerate(form.layers):
@@ -207,11 +240,19 @@ class ChainTmaGen(ChainGen):
                     buf = "_act"
                     act_chunks = max(act_chunks, self.chunks_of(p))
                 else:
-                    key = self.source(lay.a, p)
+                    sv, soff = self.source(lay.a, p)
+                    key = (id(sv), soff, p.width)
                     if key not in bufs:
                         bufs[key] = f"_m{len(bufs)}"
-                        mem_loads.append((lay.a, p, bufs[key]))
+                        name = self.tma_operand(sv, soff, p, T, D)
+                        if name is not None:
+                            tma_loads.append([name, tensor_shape(sv.type), soff, bufs[key], i])
+                        else:
+                            mem_loads.append((lay.a, p, bufs[key]))
                     buf = bufs[key]
+                    for x in tma_loads:  # the layer that reads it last
+                        if x[3] == buf:
+                            x[4] = i
                 for j in range(self.chunks_of(p)):
                     self.stream.append(_Chunk(i, buf, j, p.off + KC * j))
         NCH = len(self.stream)
@@ -246,15 +287,26 @@ class ChainTmaGen(ChainGen):
             pre.append(f"{buf} = gl.allocate_shared_memory({dt}, [{self.chunks_of(p)}, {bm}, {KC}], _chunk_l)")
         for s in range(self.S):
             pre.append(f"mbarrier.init(_ready.index({s}), count=1)")
+        for k, (name, shp, soff, buf, _) in enumerate(tma_loads):
+            pre.append(f"{buf} = gl.allocate_shared_memory({dt}, [1, {bm}, {KC}], _chunk_l)")
+            pre.append(f"_d{buf} = tma.make_tensor_descriptor({name}, shape=[{shp[0]}, {shp[1]}], strides=[{shp[1]}, 1], "
+                       f"block_shape=[{bm}, {KC}], layout=_chunk_l)")
+        if tma_loads:
+            pre.append(f"_mbar = gl.allocate_shared_memory(gl.int64, [{len(tma_loads)}, 1], mbarrier.MBarrierLayout())")
+            pre += [f"mbarrier.init(_mbar.index({k}), count=1)" for k in range(len(tma_loads))]
+        self.tma_index = {x[3]: k for k, x in enumerate(tma_loads)}
         for line in pre:
             em.emit(line, 0)
-        # the first tile's first S - 1 chunks
+        # the first tile's first S - 1 chunks, and its operands from memory
         first = f"(pid - {st.lo}) < {st.work_items}"
         for c in range(self.S - 1):
             self.issue(c, str(c), first, 0)
+        self.issue_operands(tma_loads, f"(pid - {st.lo}) * {bm}", first, 0)
         b.em.floor = 1  # nothing of a tile (bias, weights) is hoisted above the work-item loop: registers
         nprog = st.programs
         em.emit(f"_more = t + {nprog} < {st.work_items}  # this program has a next tile", 1)
+        for k in range(len(tma_loads)):  # this tile's operands by TMA (issued during the tile before)
+            em.emit(f"mbarrier.wait(_mbar.index({k}), it & 1)", 1)
         # the tile's pieces from memory
         if mem_loads:
             em.emit(AXES_MARK, 1)
@@ -293,6 +345,10 @@ class ChainTmaGen(ChainGen):
                 first_chunk = False
                 c += 1
             em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=0, deps=({acc}, ))", 1)
+            done = [x for x in tma_loads if x[4] == i]
+            if done:  # their last reader is done in every warpgroup: the next tile's operands now
+                em.emit("gl.thread_barrier()", 1)
+                self.issue_operands(done, f"(t + {nprog}) * {bm}", "_more", 1)
             sp = self.pieces[lay.op.results[0]][0]
             key = ("t", id(lay.op), lay.red, tuple(x.key() for x in self.index(sp)))
             b.memo[key] = TV(acc, (self.row_axis, sp.axis), 1, "f")
