@@ -89,9 +89,17 @@ def main():
     ap.add_argument("--workloads", default="mlp_gpt3_T1024,mlp_gpt3_T256")
     ap.add_argument("--mode", default="bulk-sync")
     ap.add_argument("--peer", action="store_true", help="also Inductor + CUDA graph, timed both ways")
+    ap.add_argument("--chain-min-layers", type=int, help="kitsune-form-regions' chain_min_layers for these compiles")
     ap.add_argument("--json")
     a = ap.parse_args()
-    out = [breakdown(w, a.mode, a.peer) for w in a.workloads.split(",")]
+    import contextlib
+
+    from chain_ab import patched_chains
+
+    ctx = patched_chains(True, chain_min_layers=a.chain_min_layers) if a.chain_min_layers is not None \
+        else contextlib.nullcontext()
+    with ctx:
+        out = [breakdown(w, a.mode, a.peer) for w in a.workloads.split(",")]
     if a.json:
         json.dump(out, open(a.json, "w"), indent=1)
 
