@@ -1,7 +1,7 @@
-"""GPU: the chain template on a workload per forced chain config (BM,SEG,PREFETCH,warps), checked against
+"""GPU: the chain template on a workload per forced chain config (BM,SEG,PREFETCH,warps[,TMA,RING]), checked against
 eager and timed as the harness times Kitsune (its launch plan in a CUDA graph, triton do_bench median).
 
-    python bench/kernels/chain_gpu.py [--workload nerf_65k] [--configs 128,128,2,8 ...] [--json F]
+    python bench/kernels/chain_gpu.py [--workload nerf_65k] [--configs 128,128,2,8 ...] [--chain-min-layers N] [--json F]
 
 ``measure`` (a fresh compile, checked and timed) serves chain_ab.py too.
 """
@@ -9,6 +9,7 @@ eager and timed as the harness times Kitsune (its launch plan in a CUDA graph, t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -44,12 +45,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workload", default="nerf_65k")
     ap.add_argument("--configs", nargs="*", default=["128,128,2,8", "128,128,1,8", "128,128,0,8", "128,64,2,8"])
+    ap.add_argument("--chain-min-layers", type=int, help="kitsune-form-regions' chain_min_layers (-1: 2 on Hopper)")
     ap.add_argument("--json")
     a = ap.parse_args()
     os.environ["KITSUNE_TUNING_DB"] = "off"
     import torch
     from kitsune.bench.harness import flatten
     from kitsune.models import get_workload
+    from chain_ab import patched_chains
     from kitsune.schedule import configs
 
     model, inputs = get_workload(a.workload).build(scale=1.0, dtype=torch.bfloat16, device="cuda")
@@ -58,11 +61,14 @@ def main():
     rows = []
     orig = configs.ChainConfig.default
     try:
-        for c in a.configs:
-            BM, SEG, PF, W = (int(x) for x in c.split(","))
-            forced = dict(BM=BM, SEG=SEG, PREFETCH=PF, warps=W)
-            configs.ChainConfig.default = classmethod(lambda cls, p, gpu, d=forced: cls(**d))
-            rows.append(measure(model, inputs, ref, workload=a.workload, config=c))
+        ctx = patched_chains(True, chain_min_layers=a.chain_min_layers) if a.chain_min_layers is not None \
+            else contextlib.nullcontext()
+        with ctx:
+            for c in a.configs:
+                vals = [int(x) for x in c.split(",")]
+                forced = dict(zip(["BM", "SEG", "PREFETCH", "warps", "TMA", "RING"], vals))
+                configs.ChainConfig.default = classmethod(lambda cls, p, gpu, d=forced: cls(**d))
+                rows.append(measure(model, inputs, ref, workload=a.workload, config=c))
     finally:
         configs.ChainConfig.default = orig
     if a.json:
