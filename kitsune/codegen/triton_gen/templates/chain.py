@@ -160,22 +160,30 @@ class ChainGen:
             self.loaded[n + 1] = self.weight_load(n + 1)
         return self.loaded.pop(n)
 
-    def generate(self) -> list[str]:
-        g, b, ev, st = self.g, self.b, self.ev, self.st
-        form = self.form
+    def fail(self, why: str):
+        raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": the chain template {why}")
+
+    def open_tile(self):
+        """Open the work-item loop and index the tile (whole rows); returns (T, D, the loop, the tile index)."""
+        g, st = self.g, self.st
         T, D = tuple(st.tile), tuple(st.shape)
         if len(T) < 2 or any(t != 1 for t in T[:-2]) or T[-1] != D[-1]:
-            raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the chain template needs tiles [1.., BM, "
-                               f"{D[-1] if D else '?'}] (whole rows), got {list(T)}")
+            self.fail(f"needs tiles [1.., BM, {D[-1] if D else '?'}] (whole rows), got {list(T)}")
         self.members = set(o for o in st.op.body.blocks.first.ops if isinstance(o, GraphOp))
-        self.layer_of = {lay.op.results[0]: i for i, lay in enumerate(form.layers)}
+        self.layer_of = {lay.op.results[0]: i for i, lay in enumerate(self.form.layers)}
         body = g.open_work_items(None)
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
         self.row_axis = tix.axes.get(len(T) - 2)
         if self.row_axis is None:
-            raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the chain template needs a row axis")
+            self.fail("needs a row axis")
         self.lead = tuple(tix.idx[:-1])
+        return T, D, body, tix
+
+    def generate(self) -> list[str]:
+        g, b, ev, st = self.g, self.b, self.ev, self.st
+        form = self.form
+        T, D, body, tix = self.open_tile()
         b.em.floor = 1  # nothing of a tile (bias, weights) is hoisted above the work-item loop: registers
         wdt = {dtype_key(l.w.type.get_element_type()) for l in form.layers}
         low = wdt <= {"bf16"} or wdt <= {"f16"}

@@ -177,9 +177,6 @@ class ChainTmaGen(ChainGen):
     def generate(self) -> list[str]:
         g, b, ev, st = self.g, self.b, self.ev, self.st
         form = self.form
-        T, D = tuple(st.tile), tuple(st.shape)
-        if len(T) < 2 or any(t != 1 for t in T[:-2]) or T[-1] != D[-1]:
-            self.fail(f"tiles [1.., BM, {D[-1] if D else '?'}] (whole rows) needed, got {list(T)}")
         wdt = {dtype_key(l.w.type.get_element_type()) for l in form.layers}
         if not (wdt <= {"bf16"} or wdt <= {"f16"}):
             self.fail(f"weights of type {sorted(wdt)} (bf16 or f16 only)")
@@ -192,21 +189,13 @@ class ChainTmaGen(ChainGen):
                 self.fail(f"{fmt_loc(lay.op)}a weight indexed [k, n] (the TMA form streams [n, k] weights)")
             if lay.N > 256:
                 self.fail(f"{fmt_loc(lay.op)}a layer of {lay.N} outputs (at most 256)")
-        self.members = set(o for o in st.op.body.blocks.first.ops if isinstance(o, GraphOp))
-        self.layer_of = {lay.op.results[0]: i for i, lay in enumerate(form.layers)}
         b.em.floor = 0
-        body = g.open_work_items(None)
-        tix = g.tile_index(T, D)
-        g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
-        self.row_axis = tix.axes.get(len(T) - 2)
-        if self.row_axis is None:
-            self.fail("no row axis")
+        T, D, body, tix = self.open_tile()
         bm = b.aranges[self.row_axis]
         if bm not in (64, 128):
             self.fail(f"tiles of {bm} rows (64 or 128)")
         if bm // 16 < self.warps:
             self.fail(f"{self.warps} warps for {bm} rows (wgmma: 16 rows a warp)")
-        self.lead = tuple(tix.idx[:-1])
         last = form.layers[-1]
         col = tix.axes.get(len(T) - 1)
         # each layer's result is one piece; the last one's along the tile's column axis
