@@ -121,7 +121,7 @@ def _program_for(low: _Lowered, weights, dev: torch.device, precompile: bool = F
     its kernels for the device now (see ``Program.precompile``) rather than at the first call."""
     program = _gluon_checked(low, Program(low.source_triton or low.source, weights, dev, lowered=low.lowered, **kw),
                              lambda src: Program(src, weights, dev, lowered=low.lowered, **kw))
-    if precompile and not program.interpret:
+    if precompile and not program.interpret and not program.precompiled:
         program.precompile()
     if low.capacity == "ir" and not program.all_resident():
         # ring queues need every program of their kernel resident at once, and the compiled kernels

@@ -33,37 +33,37 @@ IN = gl.constexpr(63)
 OUT = gl.constexpr(4)
 BK = gl.constexpr(64)
 # the weight stream of one tile: (layer, k chunk); layer 0 reads x (1 chunk), layer 4 reads [h | x] (5 chunks)
-NCH = gl.constexpr([1, 4, 4, 4, 5, 4, 4, 4])
+_NCH = (1, 4, 4, 4, 5, 4, 4, 4)  # K chunks of each layer
+
+
+@gluon.constexpr_function
+def _locate(c):
+    """(layer, k chunk) of stream chunk ``c``."""
+    L = 0
+    while c >= _NCH[L]:
+        c -= _NCH[L]
+        L += 1
+    return L, c
 
 
 @gluon.constexpr_function
 def chunk_base(L):
-    return sum([1, 4, 4, 4, 5, 4, 4, 4][:L])
+    return sum(_NCH[:L])
 
 
 @gluon.constexpr_function
 def nchunks(L):
-    return [1, 4, 4, 4, 5, 4, 4, 4][L]
+    return _NCH[L]
 
 
 @gluon.constexpr_function
 def chunk_layer(c):
-    n = [1, 4, 4, 4, 5, 4, 4, 4]
-    L = 0
-    while c >= n[L]:
-        c -= n[L]
-        L += 1
-    return L
+    return _locate(c)[0]
 
 
 @gluon.constexpr_function
 def chunk_k(c):
-    n = [1, 4, 4, 4, 5, 4, 4, 4]
-    L = 0
-    while c >= n[L]:
-        c -= n[L]
-        L += 1
-    return c
+    return _locate(c)[1]
 
 
 @gluon.jit

@@ -717,21 +717,14 @@ def sk_plan(c, M, N, K, num_sms):
 # --aot: compile for sm_90a without a GPU
 # ----------------------------------------------------------------------------------------------------
 
-def _parse_ptxas(log):
-    out = {}
-    for pat, key in ((r"Used (\d+) registers", "regs"), (r"(\d+) bytes spill stores", "spill_stores"),
-                     (r"(\d+) bytes spill loads", "spill_loads"), (r"(\d+) bytes stack frame", "stack")):
-        hits = re.findall(pat, log)
-        if hits:
-            out[key] = max(int(h) for h in hits)
-    return out
-
-
 def aot_compile(c, epi=EPI_BIAS_GELU, arch=90, return_kernel=False):
     """triton.compile one config for CUDA sm_`arch` (a); returns the resource record."""
     from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    from kitsune.codegen.aot import parse_ptxas_log  # (the repository's ptxas log reader)
 
     fn, cx, opts = _kernel_and_constexprs(c)
     la, lw, lc = _layouts(c)
@@ -757,14 +750,14 @@ def aot_compile(c, epi=EPI_BIAS_GELU, arch=90, return_kernel=False):
     finally:
         knobs.nvidia.dump_ptxas_log = old
     secs = time.perf_counter() - t0
-    log = _parse_ptxas(buf.getvalue())
+    log = parse_ptxas_log(buf.getvalue())
     ptx = ck.asm.get("ptx", "")
     shared = int(getattr(ck.metadata, "shared", 0) or 0)
     maxnreg = sorted({int(x) for x in re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)})
     spills = (log.get("spill_stores") or 0) + (log.get("spill_loads") or 0)
     rec = {
         "variant": c["variant"], "config": cfg_name(c), "cfg": c, "epi": epi, "ok": True,
-        "regs": log.get("regs", getattr(ck.metadata, "n_regs", None)), "spill_bytes": spills,
+        "regs": log.get("registers", getattr(ck.metadata, "n_regs", None)), "spill_bytes": spills,
         "shared": shared, "total_warps": int(ck.metadata.num_warps),
         "fits": shared <= SM90_SMEM_PER_BLOCK and spills == 0,
         "wgmma": "wgmma.mma_async" in ptx, "tma_load": "cp.async.bulk.tensor" in ptx,

@@ -32,6 +32,10 @@ GLUON_IMPORTS = (
     "                                                              warpgroup_mma_wait)\n")
 
 
+def _env_on(name: str, default: str) -> bool:
+    return os.environ.get(name, default) not in ("0", "off", "false", "no")
+
+
 class TritonGen:
     def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True,
                  tma: bool | None = None, gluon: bool | None = None):
@@ -39,13 +43,14 @@ class TritonGen:
         # a lone chain stage with ChainConfig.TMA = 1 as a Gluon kernel (templates/chain_tma.py); not under Triton's
         # interpreter (it runs no Gluon) nor with KITSUNE_GLUON=0: there the chain's register form
         if gluon is None:
-            gluon = (os.environ.get("KITSUNE_GLUON", "1") not in ("0", "off", "false", "no")
-                     and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"))
+            from kitsune.codegen.aot import interpret_env_set
+
+            gluon = _env_on("KITSUNE_GLUON", "1") and not interpret_env_set()
         self.gluon = gluon
         self.gluon_kernels: dict[str, dict] = {}  # kernel -> {"pads": {weight: row pitch}, "fallback": why}
         # tensor-core operands through TMA descriptors where they qualify (templates/tma.py): KITSUNE_TMA=1; off
         # by default (no gain measured over the pipelined pointer loads, nerf_65k 7% slower: NOTES section 10)
-        self.tma = tma if tma is not None else os.environ.get("KITSUNE_TMA", "0") not in ("0", "off", "false", "no")
+        self.tma = tma if tma is not None else _env_on("KITSUNE_TMA", "0")
         self.index_checks_on = index_checks  # False: no index checks emitted (to measure what they cost)
         self.tf32 = tf32
         self.profile = profile  # the dispatcher records (start, end, SM) of every work item
@@ -111,7 +116,7 @@ class TritonGen:
             self.kernel_tma[k.name] = sorted(tma)
             # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
-            deco = "@gluon.jit" if k.name in self.gluon_kernels and gl_body is not None else "@triton.jit"
+            deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
             texts = ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
                                        f"WATCHDOG: tl.constexpr):"] + body)
                      for st, fn, body in stage_fns]
@@ -119,7 +124,7 @@ class TritonGen:
         self.same_code = self._same_code(kern_texts)
         out.append(self._header())
         out.append(RUNTIME)
-        if any("pads" in v for v in self.gluon_kernels.values()):
+        if self.has_gluon:
             from kitsune.codegen.triton_gen.gluon_text import GLUON_HELPERS
 
             out.append(GLUON_HELPERS)
@@ -144,6 +149,14 @@ class TritonGen:
         out.append(self._tables(kern_texts))
         out.append(HOST)
         return "\n".join(out)
+
+    def is_gluon(self, k: Kernel) -> bool:
+        """Kernel ``k`` is emitted as a Gluon kernel (``_gluon_stage`` took it)."""
+        return "pads" in self.gluon_kernels.get(k.name, {})
+
+    @property
+    def has_gluon(self) -> bool:
+        return any(self.is_gluon(k) for k in self.plan.kernels)
 
     def _gluon_stage(self, k: Kernel):
         """(its StageGen, the Gluon body, tensors read by TMA) when kernel ``k`` is one chain stage in the TMA form
@@ -208,13 +221,12 @@ class TritonGen:
                 f'KitsuneIndexError\nwhen an index check failed, QueueTimeout when a debug watchdog fired.\n"""\n'
                 "import base64\nimport io\nimport os\n\nimport numpy as np\nimport torch\nimport triton\n"
                 "import triton.language as tl\nfrom triton.language.extra.cuda import gdc_launch_dependents, gdc_wait\n"
-                + (GLUON_IMPORTS if any("pads" in v for v in self.gluon_kernels.values()) else ""))
+                + (GLUON_IMPORTS if self.has_gluon else ""))
 
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
-        if "pads" in self.gluon_kernels.get(k.name, {}):
-            return self._gluon_kernel_fn(k, params, stage_fns)
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
-        lines = ['@triton.jit(do_not_specialize=["ticket"])',
+        gluon = self.is_gluon(k)
+        lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
                  "PDL: tl.constexpr = 0):",
                  "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
@@ -224,12 +236,17 @@ class TritonGen:
                  "    if PDL == 1:",
                  "        gdc_launch_dependents()",
                  "    if PDL:",
-                 "        gdc_wait()",
-                 "    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
-                 "    # program waits only on programs that already run: no deadlock whatever the launch order",
-                 "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
-                 "    epoch = tl.load(epoch_ptr)",
-                 f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}"]
+                 "        gdc_wait()"]
+        if gluon:
+            lines += ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
+                      "    epoch = tl.load(epoch_ptr)",
+                      f"    pid = gl.program_id(0) + {k.stages[0].lo}"]
+        else:
+            lines += ["    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
+                      "    # program waits only on programs that already run: no deadlock whatever the launch order",
+                      "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
+                      "    epoch = tl.load(epoch_ptr)",
+                      f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}"]
         if self.profile:  # a work item = this program's stage call: its start, end and SM
             lines += ["    if PROF_ASM:",
                       "        t_start = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
@@ -240,8 +257,12 @@ class TritonGen:
                       "        t_start = tl.atomic_add(prof, 1).to(tl.int64)",
                       "        sm = pid.to(tl.int64)"]
         for i, (st, fn, _) in enumerate(stage_fns):
+            call = f"{fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)"
+            if gluon:  # (every CTA is a program of its one stage; a guard here costs ptxas registers: 40 B of spill)
+                lines.append(f"    {call}")
+                continue
             lines.append(f"    {'if' if i == 0 else 'elif'} pid < {st.hi}:")
-            lines.append(f"        {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+            lines.append(f"        {call}")
         lines += ["    if PDL == 2:", "        gdc_launch_dependents()"]
         if self.profile:
             base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
@@ -255,24 +276,6 @@ class TritonGen:
                       "    tl.store(row + 1, t_end)",
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
-
-    def _gluon_kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
-        """The dispatcher of a Gluon kernel (one stage that waits on nothing): the program id is the CTA's, the
-        ticket counter is not taken; programmatic dependent launch as in the Triton dispatcher."""
-        (st, fn, _), = stage_fns
-        return "\n".join([
-            '@gluon.jit(do_not_specialize=["ticket"])',
-            f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, "
-            "PDL: tl.constexpr = 0):",
-            "    if PDL == 1:",
-            "        gdc_launch_dependents()",
-            "    if PDL:",
-            "        gdc_wait()",
-            "    epoch = tl.load(epoch_ptr)",
-            f"    pid = gl.program_id(0) + {st.lo}",
-            f"    {fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)",
-            "    if PDL == 2:",
-            "        gdc_launch_dependents()"]) + "\n"
 
     def _tables(self, kern_texts) -> str:
         p = self.plan

@@ -44,13 +44,13 @@ class _Piece:
 
 
 class ChainGen:
-    def __init__(self, g: "StageGen"):
+    def __init__(self, g: "StageGen", seg: int | None = None):
         from kitsune.schedule.chain import chain_form
 
         self.g = g
         self.st = g.stage
         self.b, self.ev = g.b, g.ev
-        self.seg = int(g.cfg.get("SEG", 128))
+        self.seg = seg or int(g.cfg.get("SEG", 128))  # (the TMA form: one segment per layer)
         self.prefetch = int(g.cfg.get("PREFETCH", 0))
         st = self.st
         if st.pushes or st.split > 1:

@@ -49,19 +49,22 @@ class _Chunk:
         self.layer, self.buf, self.j, self.k0 = layer, buf, j, k0
 
 
+class _TmaOperand:
+    """A 64-column piece from memory loaded by TMA: ``tensor`` [rows, C] from column ``col`` into ``buf``; the
+    next tile's is issued once layer ``last`` (the last to read it) is done."""
+
+    def __init__(self, tensor: str, shape: tuple, col: int, buf: str, last: int):
+        self.tensor, self.shape, self.col, self.buf, self.last = tensor, shape, col, buf, last
+
+
 class ChainTmaGen(ChainGen):
     def __init__(self, g: "StageGen"):
-        super().__init__(g)
-        from kitsune.schedule.chain import CHAIN_MAX_WIDTH, chain_form
+        from kitsune.schedule.chain import CHAIN_MAX_WIDTH
 
-        self.seg = CHAIN_MAX_WIDTH  # one accumulator per layer
-        self.form = chain_form(self.st.op.body.blocks.first, self.seg, results=[v for v, _, _ in self.st.stores])
-        if self.form is None:
-            self.fail("not a chain of weight GEMMs with layers of at most 256 outputs")
+        super().__init__(g, seg=CHAIN_MAX_WIDTH)  # one accumulator per layer
         self.S = int(g.cfg.get("RING", 4))
         if self.S < 2:
-            raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": the TMA chain needs a ring of at "
-                               f"least 2 weight slots (RING), got {self.S}")
+            self.fail(f"needs a ring of at least 2 weight slots (RING), got {self.S}")
         self.warps = int(self.g.kernel.warps)
         self.pads: dict[str, int] = {}  # weight -> padded row pitch (elements) the host copies it to
 
@@ -153,14 +156,17 @@ class ChainTmaGen(ChainGen):
                      (self.row_axis, p.axis), 1).code
 
     def issue_operands(self, loads, row: str, pred: str, depth: int) -> None:
-        """The TMA of a tile's operands from memory (``loads``, rows from ``row``), each on its own barrier."""
+        """The TMA of a tile's operands from memory (``loads``: (barrier, _TmaOperand), rows from ``row``)."""
         em = self.b.em
         nbytes = self.b.aranges[self.row_axis] * KC * self.eb
-        for name, shp, soff, buf, _ in loads:
-            k = self.tma_index[buf]
+        for k, x in loads:
             em.emit(f"mbarrier.expect(_mbar.index({k}), {nbytes}, pred={pred})", depth)
-            em.emit(f"tma.async_copy_global_to_shared(_d{buf}, [{row}, {soff}], _mbar.index({k}), {buf}.index(0), "
-                    f"pred={pred})", depth)
+            em.emit(f"tma.async_copy_global_to_shared(_d{x.buf}, [{row}, {x.col}], _mbar.index({k}), "
+                    f"{x.buf}.index(0), pred={pred})", depth)
+
+    def slot(self, s: str, n: int) -> str:
+        """Ring slot ``s`` as the [n, 64] view a layer of n (padded) outputs uses."""
+        return f"_ring.index({s})" + (f".slice(0, {n}, 0)" if n != self.nmax else "")
 
     def issue(self, c: int, g_expr: str, pred: str, depth: int) -> None:
         """The TMA of stream chunk ``c`` into the ring slot of global chunk ``g_expr``."""
@@ -169,9 +175,8 @@ class ChainTmaGen(ChainGen):
         em = self.b.em
         s = self.b.fresh("s")
         em.emit(f"{s} = ({g_expr}) % {self.S}", depth)
-        view = f"_ring.index({s})" + (f".slice(0, {n}, 0)" if n != self.nmax else "")
         em.emit(f"mbarrier.expect(_ready.index({s}), {n * KC * self.eb}, pred={pred})", depth)
-        em.emit(f"tma.async_copy_global_to_shared(_w{ch.layer}, [0, {ch.k0}], _ready.index({s}), {view}, "
+        em.emit(f"tma.async_copy_global_to_shared(_w{ch.layer}, [0, {ch.k0}], _ready.index({s}), {self.slot(s, n)}, "
                 f"pred={pred})", depth)
 
     def generate(self) -> list[str]:
@@ -212,10 +217,9 @@ class ChainTmaGen(ChainGen):
             self.fail(f"a last layer padded to {self.npad[-1]} columns")
         self.nmax = max(self.npad)
         # the row operand of every layer as pieces, each in a buffer of 64-column chunks
-        bufs: dict = {}  # (id(value), off) -> (buffer, piece); layer results share "_act"
+        bufs: dict = {}  # (id(source value), column, width) -> buffer; layer results share "_act"
         mem_loads = []  # (value, piece, buffer) loaded (computed) at the start of a tile
-        tma_loads = []  # [tensor, shape, column, buffer, last layer]: a 64-column piece by TMA, the next tile's
-        # issued as soon as the layer that reads it last is done
+        tma_loads: dict[str, _TmaOperand] = {}  # buffer -> the piece TMA loads into it
         self.stream: list[_Chunk] = []
         act_chunks = 0
         for i, lay in enumerate(form.layers):
@@ -235,13 +239,12 @@ class ChainTmaGen(ChainGen):
                         bufs[key] = f"_m{len(bufs)}"
                         name = self.tma_operand(sv, soff, p, T, D)
                         if name is not None:
-                            tma_loads.append([name, tensor_shape(sv.type), soff, bufs[key], i])
+                            tma_loads[bufs[key]] = _TmaOperand(name, tensor_shape(sv.type), soff, bufs[key], i)
                         else:
                             mem_loads.append((lay.a, p, bufs[key]))
                     buf = bufs[key]
-                    for x in tma_loads:  # the layer that reads it last
-                        if x[3] == buf:
-                            x[4] = i
+                    if buf in tma_loads:
+                        tma_loads[buf].last = i
                 for j in range(self.chunks_of(p)):
                     self.stream.append(_Chunk(i, buf, j, p.off + KC * j))
         NCH = len(self.stream)
@@ -276,25 +279,26 @@ class ChainTmaGen(ChainGen):
             pre.append(f"{buf} = gl.allocate_shared_memory({dt}, [{self.chunks_of(p)}, {bm}, {KC}], _chunk_l)")
         for s in range(self.S):
             pre.append(f"mbarrier.init(_ready.index({s}), count=1)")
-        for k, (name, shp, soff, buf, _) in enumerate(tma_loads):
-            pre.append(f"{buf} = gl.allocate_shared_memory({dt}, [1, {bm}, {KC}], _chunk_l)")
-            pre.append(f"_d{buf} = tma.make_tensor_descriptor({name}, shape=[{shp[0]}, {shp[1]}], strides=[{shp[1]}, 1], "
+        operands = list(enumerate(tma_loads.values()))  # (its barrier, the piece)
+        for k, x in operands:
+            (r, cols) = x.shape
+            pre.append(f"{x.buf} = gl.allocate_shared_memory({dt}, [1, {bm}, {KC}], _chunk_l)")
+            pre.append(f"_d{x.buf} = tma.make_tensor_descriptor({x.tensor}, shape=[{r}, {cols}], strides=[{cols}, 1], "
                        f"block_shape=[{bm}, {KC}], layout=_chunk_l)")
-        if tma_loads:
-            pre.append(f"_mbar = gl.allocate_shared_memory(gl.int64, [{len(tma_loads)}, 1], mbarrier.MBarrierLayout())")
-            pre += [f"mbarrier.init(_mbar.index({k}), count=1)" for k in range(len(tma_loads))]
-        self.tma_index = {x[3]: k for k, x in enumerate(tma_loads)}
+        if operands:
+            pre.append(f"_mbar = gl.allocate_shared_memory(gl.int64, [{len(operands)}, 1], mbarrier.MBarrierLayout())")
+            pre += [f"mbarrier.init(_mbar.index({k}), count=1)" for k, _ in operands]
         for line in pre:
             em.emit(line, 0)
         # the first tile's first S - 1 chunks, and its operands from memory
         first = f"(pid - {st.lo}) < {st.work_items}"
         for c in range(self.S - 1):
             self.issue(c, str(c), first, 0)
-        self.issue_operands(tma_loads, f"(pid - {st.lo}) * {bm}", first, 0)
+        self.issue_operands(operands, f"(pid - {st.lo}) * {bm}", first, 0)
         b.em.floor = 1  # nothing of a tile (bias, weights) is hoisted above the work-item loop: registers
         nprog = st.programs
         em.emit(f"_more = t + {nprog} < {st.work_items}  # this program has a next tile", 1)
-        for k in range(len(tma_loads)):  # this tile's operands by TMA (issued during the tile before)
+        for k, _ in operands:  # this tile's operands by TMA (issued during the tile before)
             em.emit(f"mbarrier.wait(_mbar.index({k}), it & 1)", 1)
         # the tile's pieces from memory
         if mem_loads:
@@ -320,8 +324,8 @@ class ChainTmaGen(ChainGen):
                 gv = b.fresh("g")
                 em.emit(f"{gv} = it * {NCH} + {c}", 1)
                 em.emit(f"mbarrier.wait(_ready.index({gv} % {self.S}), ({gv} // {self.S}) & 1)", 1)
-                w = f"_ring.index({gv} % {self.S})" + (f".slice(0, {n}, 0)" if n != self.nmax else "")
-                em.emit(f"{acc} = warpgroup_mma({ch.buf}.index({ch.j}), {w}.permute((1, 0)), {acc}, "
+                em.emit(f"{acc} = warpgroup_mma({ch.buf}.index({ch.j}), {self.slot(f'{gv} % {self.S}', n)}"
+                        f".permute((1, 0)), {acc}, "
                         f"use_acc={not first_chunk}, is_async=True)", 1)
                 em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=1, deps=({acc}, ))", 1)
                 # the chunk before is done in this warpgroup; after the barrier in all: its slot is free
@@ -334,7 +338,7 @@ class ChainTmaGen(ChainGen):
                 first_chunk = False
                 c += 1
             em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=0, deps=({acc}, ))", 1)
-            done = [x for x in tma_loads if x[4] == i]
+            done = [(k, x) for k, x in operands if x.last == i]
             if done:  # their last reader is done in every warpgroup: the next tile's operands now
                 em.emit("gl.thread_barrier()", 1)
                 self.issue_operands(done, f"(t + {nprog}) * {bm}", "_more", 1)
