@@ -16,7 +16,7 @@ producers:
 * **weight-GEMM chain** (``chains``): a weight GEMM (a row operand times a weight argument) reading
   another weight GEMM group's result, at most 256 columns wide and read by it alone, joins that group when
   there are ``chain_min_rows`` rows and the chain reaches ``chain_min_layers`` GEMMs: one chain task, which the chain template runs with the intermediates
-  in registers (NeRF's MLP);
+  on chip (shared memory in its TMA form, registers in its register form; NeRF's MLP);
 * **GEMM chain** (``chain_bytes`` > 0, the generic evaluator's older form): a contraction reading a contraction
   group's result as its row operand joins it when that intermediate's row band
   (``tile_m`` rows x width x element size) fits in ``chain_bytes`` of on-chip
@@ -202,7 +202,7 @@ class FormRegionsPass(ModulePass):
     """On-chip bytes for a GEMM-chain intermediate row band (0: never fuse contraction chains)."""
     chains: bool = True
     """Fuse chains of weight GEMMs into one chain task (``kitsune.schedule.chain``: the chain template keeps each
-    intermediate, at most 256 columns of bf16, in registers; the weights stream from L2)."""
+    intermediate, at most 256 columns of bf16, on chip; the weights stream from L2)."""
     chain_min_rows: int = -1
     """Rows a GEMM chain needs before it becomes one chain task (fewer rows: too few tiles to fill the GPU, and
     separate GEMMs split the columns as well); -1: 32 rows per SM of ``gpu`` (4224 on the H100)."""
@@ -359,8 +359,8 @@ class _Former:
 
     def weight_chain(self, g: _Group, op: GOp, v: SSAValue) -> str | None:
         """Contraction ``op`` reading ``v`` (group ``g``'s result) as its row operand continues a chain of weight
-        GEMMs: both are weight layers, ``v`` is read by ``op`` alone and is narrow enough to stay in registers,
-        and there are rows enough."""
+        GEMMs: both are weight layers, ``v`` is read by ``op`` alone and is narrow enough to stay on chip (at most
+        256 columns of bf16), and there are rows enough."""
         from kitsune.schedule.chain import CHAIN_MAX_WIDTH, weight_layer
 
         if g.rows or weight_layer(op) is None:
