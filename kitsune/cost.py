@@ -147,6 +147,8 @@ def operand_read_bytes(op: Operation) -> list[int]:
     od = op.OPDEF
     if od.layout:
         return [0 for _ in op.operands]  # reshape: a view; constant: no operands
+    if op.attrs().get("in_place"):  # x is the result's storage: only the indices and the source move
+        return [0] + [value_bytes(o) for o in op.operands[1:]]
     inst, bound = optable.instantiate(od, op.operand_shapes(), op.attrs())
     c = count(bound)
     out = [0] * len(op.operands)
@@ -223,9 +225,17 @@ def task_bytes(ops: Iterable[Operation]) -> tuple[int, int]:
             reads[v] = reads.get(v, 0) + b
         for r in op.results:
             if _escapes(r, group):
-                written += value_bytes(r)
+                written += written_bytes(r)
     read = sum(min(b, value_bytes(v)) for v, b in reads.items())
     return read, written
+
+
+def written_bytes(v: SSAValue) -> int:
+    """Bytes that storing value ``v`` writes: all of it, but for an in-place update only the source's slices."""
+    op = v.owner
+    if _is_graph(op) and op.attrs().get("in_place"):
+        return op.counts().bytes_written
+    return value_bytes(v)
 
 
 def estimate_task(ops: Sequence[Operation], gpu: GPU | str = "h100", tiles: int | None = None, *,
@@ -255,6 +265,8 @@ def _read_through(v: SSAValue) -> int:
         user = use.operation
         if _is_view(user):
             total += _read_through(user.results[0])
+        elif _is_graph(user) and use.index == 0 and user.attrs().get("in_place"):
+            total += _read_through(user.results[0])  # x is the result's storage: its readers read x
         elif _is_graph(user):
             total += operand_read_bytes(user)[use.index]
         elif user.name in ("func.return", "func.Return"):
@@ -292,7 +304,7 @@ def fewest_bytes(func_op: Operation) -> int:
                 if v in seen or isinstance(v, BlockArgument):
                     continue
                 seen.add(v)
-                total += value_bytes(v)
+                total += written_bytes(v)
     return total
 
 

@@ -163,3 +163,14 @@ def arg_names(f: func.FuncOp) -> list[str]:
             n = a.data["kitsune.name"].data
         names.append(n or f"arg{i}")
     return names
+
+
+def mutated_results(f: func.FuncOp) -> dict[int, str]:
+    """Result position -> the buffer it is the new value of (``kitsune.mutates``: torch.export's buffer
+    mutations, e.g. a KV cache's ``index_copy_``). Every other result is a user output."""
+    out = {}
+    attrs = f.res_attrs.data if f.res_attrs is not None else []
+    for i, a in enumerate(attrs):
+        if a is not None and "kitsune.mutates" in a.data:
+            out[i] = a.data["kitsune.mutates"].data
+    return out

@@ -25,6 +25,7 @@ from typing import Any, Callable
 MODES = ("dataflow", "bulk-sync")
 PEERS = ("eager", "eager_graph", "inductor", "inductor_graph")
 TOL = 2e-2
+HBM_BW = 3.0e12  # bytes/s: the H100's measured device-to-device copy (WORKLOADS.md), for hbm_fraction
 NCU_METRICS = "dram__bytes_read.sum,dram__bytes_write.sum"
 
 
@@ -130,6 +131,22 @@ def flatten(x) -> list:
     if x is None:
         return []
     raise TypeError(f"unexpected output type {type(x).__name__}")
+
+
+def fp32_errors(model, inputs, got) -> tuple[float, float]:
+    """(Kitsune's, bf16 eager's) largest relative error against the model run in fp32 (a copy; the same
+    weights, floating inputs cast up)."""
+    import copy
+
+    import torch
+
+    m32 = copy.deepcopy(model).float()
+    x32 = [t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    with torch.no_grad():
+        ref = m32(*x32)
+        eager = model(*inputs)
+    del m32
+    return max(rel_errors(got, ref)), max(rel_errors(eager, ref))
 
 
 def rel_errors(outs, refs) -> list[float]:
@@ -376,15 +393,26 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                 stage = "check"
                 errs = []
                 x = check_set(0)
-                errs += rel_errors([t.clone() for t in flatten(fn(*x))], model(*x))
-                ok = all(v < TOL for v in errs)
+                got = [t.clone() for t in flatten(fn(*x))]
+                errs += rel_errors(got, model(*x))
+                tol = TOL
+                if not all(v < TOL for v in errs) and not any(math.isnan(v) for v in errs) and not dry:
+                    # a deep model (llama1b's 16 layers) drifts from bf16 eager by more than TOL on rounding
+                    # alone. Against an fp32 reference Kitsune may be 1.5x as far as bf16 eager is; then its
+                    # distance to bf16 eager (this and the later checks) may be up to the sum, 2.5x
+                    e_k, e_e = fp32_errors(model, x, got)
+                    rec["fp32_ref"] = {"kitsune": e_k, "eager": e_e}
+                    if e_k < max(TOL, 1.5 * e_e):
+                        tol = max(TOL, 2.5 * e_e)
+                        rec["tolerance"] = tol
+                    log(f"{src.name} {m}: rel err vs fp32: kitsune {e_k:.3e}, bf16 eager {e_e:.3e}; tolerance vs "
+                        f"bf16 eager {tol:.3e}")
+                ok = all(v < tol for v in errs)
                 if ok and not dry:
                     stage = "time"
                     prog = fn.program
                     envs = [{**prog._tensors, **prog._prepare(s)} for s in sets]
-                    launch = prog.module.launch
-                    replays, outs, keep = graphs_of(lambda env: launch(prog.state, env, watchdog=prog.watchdog),
-                                                    envs, warmup=1)
+                    replays, outs, keep = graphs_of(prog.launch, envs, warmup=1)
                     t_ms = bench_ms(rotating(replays))
                     stage = "recheck"
                     # the CUDA-graph replay itself is right (outputs of set 0), and a fresh set after timing
@@ -394,13 +422,13 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                     if args.recheck:
                         x = check_set(1)
                         errs += rel_errors([t.clone() for t in flatten(fn(*x))], model(*x))
-                    ok = all(v < TOL for v in errs)
+                    ok = all(v < tol for v in errs)
                     if ok:
                         rec["kitsune_ms"] = t_ms
                         stage = "kernels"
                         try:
                             ests = kernel_estimates(fn)
-                            meas = kernel_times(lambda: launch(prog.state, envs[0]), [k["fn"] for k in ests])
+                            meas = kernel_times(lambda: prog.launch(envs[0]), [k["fn"] for k in ests])
                             shared = {}  # kernels of the same code share one function: its time is theirs together
                             for k in ests:
                                 shared[k["fn"]] = shared.get(k["fn"], 0) + 1
@@ -417,14 +445,18 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                 rec["rel_err"] = float("nan") if any(math.isnan(v) for v in errs) else max(errs)
                 rec["correct"] = bool(ok)
                 if not ok:
-                    rec["error"] = f"rel err {rec['rel_err']:.3e} >= {TOL}: wrong result, not timed"
+                    rec["error"] = f"rel err {rec['rel_err']:.3e} >= {tol:.3g}: wrong result, not timed"
                 if rec["kitsune_ms"]:
                     if rec.get("inductor_graph_ms"):
                         rec["speedup"] = rec["inductor_graph_ms"] / rec["kitsune_ms"]
                     if rec.get("floor_ms"):
                         rec["fraction_of_floor"] = rec["floor_ms"] / rec["kitsune_ms"]
+                    if rec.get("floor_bytes"):  # the fewest bytes over the time, against HBM_BW
+                        rec["hbm_fraction"] = rec["floor_bytes"] / (rec["kitsune_ms"] * 1e-3) / HBM_BW
                 if rec.get("floor_ms") and rec.get("inductor_graph_ms"):
                     rec["inductor_fraction_of_floor"] = rec["floor_ms"] / rec["inductor_graph_ms"]
+                    if rec.get("floor_bytes"):
+                        rec["inductor_hbm_fraction"] = rec["floor_bytes"] / (rec["inductor_graph_ms"] * 1e-3) / HBM_BW
                 if args.report:
                     rec["report"] = fn.report()
                 stage = "backend"
@@ -711,7 +743,7 @@ def table(records: list[dict]) -> str:
                 seen.add((r["workload"], k))
                 out.append(f"! {r['workload']} {k}: {r[k]}")
     out.append("times: median ms (triton.testing.do_bench); kitsune = its launch plan in a CUDA graph; "
-               f"ind+g/ks > 1: Kitsune faster; correct: rel err < {TOL:g} vs torch eager")
+               f"ind+g/ks > 1: Kitsune faster; correct: rel err < {TOL:g} vs torch eager (or within 2.5x bf16 eager's own error vs fp32: see tolerance)")
     return "\n".join(out)
 
 

@@ -240,6 +240,9 @@ class Plan:
     counters: int = 0  # int32 counters (filled + freed of every queue)
     capacity: str = "ir"
     splits: bool = True
+    mutates: list[tuple[int, str]] = field(default_factory=list)
+    """(result position, argument tensor) of every buffer mutation (``kitsune.mutates``): after the kernels
+    the argument holds that result (nothing to do when the result *is* the argument: an in-place update)."""
 
     def queue_by_id(self, qid: int) -> Queue:
         return self.queues[qid]
@@ -346,6 +349,14 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
         else:
             raise CodegenError(f"{fmt_loc(ret)}func.return operand is neither a program result nor an argument")
     plan.outputs = outs
+    from kitsune.interpreter import mutated_results
+
+    by_label = {t.label: n for n, t in tensors.items() if n in arg_names}
+    for i, buf in sorted(mutated_results(f).items()):
+        if buf not in by_label:
+            raise CodegenError(f"{fmt_loc(ret)}result #{i} of @{f.sym_name.data} updates buffer {buf!r}, which is "
+                               f"not an argument of the function")
+        plan.mutates.append((i, by_label[buf]))
     return plan
 
 
@@ -353,13 +364,20 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
     kblock = kop.body.blocks.first
     for ba, operand in zip(kblock.args, kop.ins):
         names[ba] = names[operand]
-    # kernel results -> fresh buffers
+    # kernel results -> fresh buffers; the result of an in-place update is the mutated buffer itself
     ky = kblock.last_op
     assert isinstance(ky, YieldOp)
     result_buffers: dict[SSAValue, list[str]] = {}
+    for s in kop.stages():
+        k = in_place_operand(s)
+        if k is not None:
+            result_buffers[s.outs[0]] = [names[s.ins[k]]]
     for i, (r, v) in enumerate(zip(kop.outs, ky.operands)):
         if isinstance(v.owner, Block):  # a kernel that passes an input through
             names[r] = names[v]
+            continue
+        if v in result_buffers and in_place_operand(v.owner) is not None:
+            names[r] = result_buffers[v][0]
             continue
         n = fresh(f"{kop.kernel_name}_out{i}")
         tensors[n] = Tensor(n, tensor_shape(r.type), dtype_key(r.type.get_element_type()), "buffer",
@@ -462,7 +480,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             if st.pushes or any(whole for _, _, whole in st.stores):
                 raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "
                                    f"must go to a global buffer (its consumers read it whole)")
-            zero += [b for _, b, _ in st.stores]
+            if in_place_operand(s) is None:  # an in-place store writes into the buffer as it is
+                zero += [b for _, b, _ in st.stores]
         elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
             tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
@@ -479,6 +498,24 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
     stages_depth = max([st.config.get("stages", 3) for st in splans] or [3])
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
                   stages_depth, zero)
+
+
+def in_place_operand(stage) -> int | None:
+    """The operand of ``stage`` whose storage its result #0 takes: the buffer of an ``in_place`` update
+    (``kitsune-inplace-updates``) that is the stage's first result; None for any other stage."""
+    if not isinstance(stage, StageOp):
+        return None
+    from kitsune.dialects.graph import GraphOp
+
+    body = stage.body.blocks.first
+    op = body.last_op.operands[0].owner if body.last_op.operands else None
+    if not isinstance(op, GraphOp) or not op.attrs().get("in_place"):
+        return None
+    x = op.operands[0]
+    if not isinstance(x.owner, Block) or x.owner is not body:
+        raise CodegenError(f"{fmt_loc(op)}{op.name} in_place: its x operand must be an operand of the stage (the "
+                           f"buffer it writes into), not a value computed in it")
+    return x.index
 
 
 def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:

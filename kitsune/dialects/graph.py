@@ -158,6 +158,40 @@ def _fmt_value(kind: str, v: Any) -> str:
 _VERIFIED: set = set()  # (op name, properties, operand types, result types) that passed GraphOp verification
 
 
+_HEX_FLOAT = {16: ("<H", "<e"), 32: ("<I", "<f"), 64: ("<Q", "<d")}
+
+
+def _hex_floats(value: DenseIntOrFPElementsAttr, text: str) -> DenseIntOrFPElementsAttr:
+    """A float constant printed with hex literals (how non-finite values print: ``dense<0xff800000> :
+    tensor<f32>`` is -inf) holds those bit patterns, but xDSL's parser reads them as integers (4.28e9): read
+    them back as the bits they are."""
+    import re
+    import struct
+
+    body = text[text.find("<") + 1:text.rfind(">")] if "dense<" in text else ""
+    elem = value.type.get_element_type()
+    if "0x" not in body or body.lstrip().startswith('"') or not hasattr(elem, "bitwidth") or isinstance(
+            elem, IntegerType):
+        return value
+    bf16 = isinstance(elem, BFloat16Type)
+    width = 32 if bf16 else elem.bitwidth
+    vals = []
+    for tok in re.findall(r"-?0x[0-9a-fA-F]+|[-+0-9.eE]+|inf|nan", body.split(":")[0]):
+        if tok.lower().lstrip("-").startswith("0x"):
+            bits = int(tok.lstrip("-"), 16) << (16 if bf16 else 0)
+            u, f = _HEX_FLOAT[width]
+            v = struct.unpack(f, struct.pack(u, bits))[0]
+            vals.append(-v if tok.startswith("-") else v)
+        else:
+            vals.append(float(tok))
+    n = 1
+    for d in value.type.get_shape():
+        n *= d
+    if len(vals) not in (1, n):
+        return value
+    return DenseIntOrFPElementsAttr.from_list(value.type, vals if len(vals) == n else vals * n)
+
+
 class GraphOp(IRDLOperation):
     """Base of every graph op: table-driven syntax, verification and queries."""
 
@@ -348,9 +382,11 @@ class GraphOp(IRDLOperation):
         start = parser._current_token.span
         loc = _loc_of(start)
         if od.name == "constant":
+            begin = parser._current_token.span.start
             value = parser.parse_attribute()
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error("graph.constant expects a dense<...> : tensor<...> value", start)
+            value = _hex_floats(value, start.input.content[begin:parser._current_token.span.start])
             attributes = parser.parse_optional_attr_dict_with_keyword()
             op = cls.create(result_types=[value.type], properties={"value": value},
                             attributes=attributes.data if attributes else {})

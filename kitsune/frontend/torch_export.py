@@ -313,6 +313,7 @@ class _Importer:
         self.node: torch.fx.Node | None = None
         self._consts: dict[tuple, SSAValue] = {}
         self.plan: OutputPlan | None = None
+        self.mutates: list[str | None] = []  # per graph output: the buffer it updates (import_graph)
 
     # ---- emission
 
@@ -477,7 +478,7 @@ class _Importer:
         results, res_attrs = [], []
         plan: list[tuple] = []
         if out_node is not None:
-            for a in _flatten(out_node.args[0]):
+            for k, a in enumerate(_flatten(out_node.args[0])):
                 if self.plan is not None:  # outputs that need no result: inputs, static values, repeats, None
                     v = self.env.get(a) if isinstance(a, torch.fx.Node) else None
                     if a is None:
@@ -499,7 +500,10 @@ class _Importer:
                     v = self.env.get(a)
                     if isinstance(v, SSAValue):
                         results.append(v)
-                        res_attrs.append(DictionaryAttr({"kitsune.name": StringAttr(a.name)}))
+                        ra = {"kitsune.name": StringAttr(a.name)}
+                        if k < len(self.mutates) and self.mutates[k]:
+                            ra["kitsune.mutates"] = StringAttr(self.mutates[k])
+                        res_attrs.append(DictionaryAttr(ra))
                     elif v is not _POISON:
                         self.unsupported.append(Unsupported(f"output {a.name}", "is not a tensor", ""))
                 elif a is not None:
@@ -1705,8 +1709,6 @@ def _embedding_bag_backward(imp, node, g, idx, offsets, offset2bag, bag_size, ma
 
 @_h(aten.index_put.default, aten.index_put_.default)
 def _index_put(imp, node, x, indices, values, accumulate=False):
-    if not accumulate:
-        raise _Skip("index_put without accumulate=True is not supported (only scatter-add)")
     given = [d for d, i in enumerate(indices) if i is not None]
     if len(given) != 1:  # x[..., I] (None for the leading dims: index_select's gradient along dim d)
         raise _Skip("index_put with more than one index tensor is not supported")
@@ -1718,7 +1720,21 @@ def _index_put(imp, node, x, indices, values, accumulate=False):
     if _shape(vv) != want:
         vv = imp.emit("expand", [vv], TensorType(vv.type.get_element_type(), want), shape=want)
     vv = imp.cast(vv, xv.type.get_element_type())
-    return imp.emit("index_add", [xv, iv, vv], imp.out_type(), dim=d)
+    # x[..., I] = v (a KV cache's new row) is index_copy; += is index_add
+    return imp.emit("index_add" if accumulate else "index_copy", [xv, iv, vv], imp.out_type(), dim=d)
+
+
+@_h(aten.index_copy.default, aten.index_copy_.default)
+def _index_copy(imp, node, x, dim, idx, src):
+    xv = imp.t(x)
+    d = dim % len(_shape(xv))
+    iv = imp.t(idx)
+    sv = imp.t(src)
+    if len(_shape(iv)) == 0:  # a scalar index: one slice
+        iv = imp.reshape(iv, [1])
+    if len(_shape(sv)) != len(_shape(xv)):  # the slice without its dim
+        sv = imp.reshape(sv, [*_shape(xv)[:d], 1, *_shape(xv)[d + 1:]])
+    return imp.emit("index_copy", [xv, iv, imp.cast(sv, xv.type.get_element_type())], imp.out_type(), dim=d)
 
 
 @_h(aten.index_add.default)
@@ -1855,14 +1871,19 @@ def import_exported(ep: torch.export.ExportedProgram, *, decompositions: dict | 
         if kind != "input":
             value = ep.state_dict.get(name) if name in ep.state_dict else ep.constants.get(name)
         specs[s.arg.name] = ArgSpec(kind, name, value)
-    bad = [Unsupported("(state update)", f"{s.kind.name.lower()} outputs (in-place updates of buffers or inputs, "
-                       "e.g. BatchNorm's running statistics in training mode) are not supported: call model.eval() "
-                       "before compiling", "") for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
-    return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad, torch_weights=torch_weights)
+    bad = [Unsupported("(state update)", f"{s.kind.name.lower()} outputs (in-place updates of "
+                       f"{'gradients' if 'GRADIENT' in s.kind.name else 'inputs' if 'INPUT' in s.kind.name else 'tokens'}"
+                       ") are not supported: update buffers (register_buffer) instead of inputs, or call "
+                       "model.eval() before compiling", "")
+           for s in sig.output_specs if s.kind.name not in ("USER_OUTPUT", "BUFFER_MUTATION")]
+    mutates = [s.target if s.kind.name == "BUFFER_MUTATION" else None for s in sig.output_specs]
+    return import_graph(ep.graph, specs, with_weights=with_weights, bad_outputs=bad, torch_weights=torch_weights,
+                        mutates=mutates)
 
 
 def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None, *, with_weights: bool = True,
-                 bad_outputs: Sequence[Unsupported] = (), torch_weights: bool = False, plan: bool = False):
+                 bad_outputs: Sequence[Unsupported] = (), torch_weights: bool = False, plan: bool = False,
+                 mutates: Sequence[str | None] = ()):
     """A functional ATen FX graph (torch.export's, or the one aot_autograd hands a ``torch.compile`` backend)
     -> (graph-dialect module, weights name -> numpy).
 
@@ -1873,8 +1894,13 @@ def import_graph(graph: torch.fx.Graph, specs: dict[str, ArgSpec] | None = None,
     ``plan=True`` (aot_autograd's graphs, whose outputs include the tensors saved for the backward): outputs
     that are placeholders, statically known values (ArgSpec kind ``static`` marks such a placeholder) or
     repeats get no function result, and a third value, the :class:`OutputPlan`, says where each comes from.
+
+    ``mutates``: per graph output (torch.export's output specs), the buffer it is the new value of (a buffer
+    mutation: ``index_copy_`` / slice assignment into a registered buffer), else None. Such a result carries
+    ``kitsune.mutates = "<buffer name>"`` (see ``kitsune.interpreter.mutated_results``).
     """
     imp = _Importer(graph, specs or {}, with_weights, bad_outputs, torch_weights)
+    imp.mutates = list(mutates)
     if plan:
         imp.plan = OutputPlan([])
         module, weights = imp.run()

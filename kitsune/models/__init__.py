@@ -33,6 +33,7 @@ mlp_gpt3_T1024      GPT-3 MLP shard 12288->6144->12288 (GELU)  x [1024, 12288]
 mlp_gpt3_T256       same                                       x [256, 12288]
 llama_decode_b1     Llama-3.2-1B layer, 1 decode step, GQA     x [1, 1, 2048], cache 1024
 llama_decode_b8     same                                       x [8, 1, 2048], cache 1024
+llama1b_decode_b1   Llama-3.2-1B, 16 layers + tied lm_head     token [1, 1], pos [1]; caches in place
 dlrm_b2048          DLRM, 8 EmbeddingBag(100000, 64)           dense [2048, 13], idx [8, 2048, 20]
 nerf_65k            NeRF 8x256 MLP with skip at layer 4        x [65536, 63]
 mgn_10k             MeshGraphNet message passing, latent 128   x, e, src, dst (N=10k, E=60k)
@@ -53,7 +54,7 @@ from . import dlrm, gpt_mlp, inception, llama, mgn, nerf
 from .dlrm import DLRM, DLRMConfig
 from .gpt_mlp import GPTMLP, GPTMLPConfig
 from .inception import InceptionBlock, InceptionConfig
-from .llama import LlamaConfig, LlamaDecodeLayer, RMSNorm
+from .llama import LlamaConfig, LlamaDecodeLayer, LlamaModel, LlamaModelConfig, RMSNorm
 from .mgn import MeshGraphNetStep, MGNConfig
 from .nerf import NeRFConfig, NeRFMLP
 
@@ -69,6 +70,8 @@ __all__ = [
     "InceptionConfig",
     "LlamaConfig",
     "LlamaDecodeLayer",
+    "LlamaModel",
+    "LlamaModelConfig",
     "RMSNorm",
     "MeshGraphNetStep",
     "MGNConfig",
@@ -137,6 +140,13 @@ WORKLOADS: dict[str, Workload] = {
         _w("mlp_gpt3_T256", _GPT.format(T=256), GPTMLPConfig.from_scale, GPTMLP, gpt_mlp.example_inputs, tokens=256),
         _w("llama_decode_b1", _LLAMA.format(b=1), LlamaConfig.from_scale, LlamaDecodeLayer, llama.example_inputs, batch=1),
         _w("llama_decode_b8", _LLAMA.format(b=8), LlamaConfig.from_scale, LlamaDecodeLayer, llama.example_inputs, batch=8),
+        _w(
+            "llama1b_decode_b1",
+            "Llama-3.2-1B, one decode step: embedding (vocab 128256, tied lm_head) -> 16 decoder layers (GQA "
+            "32q/8kv x 64, KV caches of 1024 past positions updated in place at pos) -> RMSNorm -> logits; "
+            "token [1, 1], pos [1]. scale: layers (>= 2), vocabulary and every layer as in llama_decode_b1.",
+            LlamaModelConfig.from_scale, LlamaModel, llama.model_example_inputs, batch=1,
+        ),
         _w(
             "dlrm_b2048",
             "DLRM: bottom MLP 13->512->256->64, 8 EmbeddingBag(100000, 64, sum) x 20 idx/bag, dot interaction "

@@ -43,6 +43,12 @@ def _kitsune_fuse_copies():
     return FuseCopiesPass
 
 
+def _kitsune_inplace_updates():
+    from kitsune.passes.inplace_updates import InplaceUpdatesPass
+
+    return InplaceUpdatesPass
+
+
 def _kitsune_materialize():
     from kitsune.passes.materialize import MaterializePass
 
@@ -84,6 +90,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-decompose": _graph_decompose,
     "kitsune-estimate": _kitsune_estimate,
     "kitsune-form-regions": _kitsune_form_regions,
+    "kitsune-inplace-updates": _kitsune_inplace_updates,
     "kitsune-materialize": _kitsune_materialize,
     "kitsune-fuse-copies": _kitsune_fuse_copies,
     "kitsune-choose-schedules": _kitsune_choose_schedules,

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp as GOp
@@ -104,7 +105,8 @@ def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]
             k = list(task.results).index(ch.source)
             block.args[idx].replace_all_uses_with(mapping.get(yielded[k], yielded[k]))
         cons.operands = operands
-        cons.drop_unused_args()  # the arguments that carried the copy's results
+        region_dce(cons.body)  # the clones of the copy's results this consumer does not read
+        cons.drop_unused_args()  # the arguments that carried the copy's results (and now unread inputs)
     for ch in dict.fromkeys(ch for ch, _, _ in uses):
         ch.detach()
         ch.erase()

@@ -34,7 +34,9 @@ concat of the four branches, was recomputed for every channel of the concat.
 the source rows, not the result's tiles: it gets a task of its own whose result is
 the scatter, read whole by its consumers. A start ``X`` that is not zero stays
 behind as an ``add`` in the consumer: ``index_add(X, I, S) = X + index_add(0, I, S)``;
-a bf16 / fp16 scatter accumulates in fp32 and the consumer rounds its result.
+a bf16 / fp16 scatter accumulates in fp32 and the consumer rounds its result. An
+``in_place`` assignment of slices (``index_copy`` into a buffer's storage,
+``kitsune-inplace-updates``) gets a task of its own too, with nothing moved out.
 """
 
 from __future__ import annotations
@@ -139,6 +141,33 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
     return None
 
 
+def _viewed(v):
+    """The op whose result ``v`` views through single-operand layout ops (slice, reshape, permute ...), with the
+    number of such views (0: ``v``'s own producer)."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    o, n = v.owner, 0
+    while isinstance(o, GOp) and o.OPDEF.category == "layout" and len(o.operands) == 1 and n < 64:
+        o, n = o.operands[0].owner, n + 1
+    return o, n
+
+
+def contraction_behind_views(task: df.TaskOp):
+    """The contraction of ``task`` whose result every one of its (several) results only views (a fused QKV
+    projection yielding its q / k / v heads), or None. As a task of its own it gets a template (its result is then the
+    task's); the views become a copy task that ``kitsune-fuse-copies`` folds into their readers."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    y = task.yield_op()
+    if len(y.operands) < 2:  # one view: the task's tile follows it, and nothing would be shared
+        return None
+    got = [_viewed(v) for v in y.operands]
+    o = got[0][0]
+    if not isinstance(o, GOp) or o.OPDEF.category != "contraction" or not any(n for _, n in got):
+        return None
+    return o if all(p is o for p, _ in got) else None
+
+
 def isolate_op(task: df.TaskOp, op, kind: str = "contraction") -> df.TaskOp:
     """Move ``op`` (with the ops it needs, cloned) into a new task before ``task``; ``task`` reads its result
     through an "all" channel."""
@@ -188,6 +217,10 @@ def scatter_to_isolate(task: df.TaskOp):
     for o in task.body.blocks.first.ops:
         if not isinstance(o, GOp):
             continue
+        if scatter_form(o, assign=True) is not None:  # an in-place store of slices: nothing to prepare
+            if not (len(y.operands) == 1 and y.operands[0] is o.results[0]):
+                return o
+            continue
         form = scatter_form(o)
         if form is None:
             continue
@@ -208,6 +241,8 @@ def prepare_scatter(op):
     from kitsune.dialects.values import splat_attr
     from kitsune.schedule.select import _zero_constant, scatter_form
 
+    if scatter_form(op, assign=True) is not None:
+        return op  # in place: the buffer is the start
     _, start = scatter_form(op)
     t = op.results[0].type
     low = _low_precision(t)
@@ -287,6 +322,11 @@ class MaterializePass(ModulePass):
                         isolate_op(t, op_)
                         changed = True
                 for t in list(g.tasks()):
+                    op_ = contraction_behind_views(t)
+                    if op_ is not None:
+                        isolate_op(t, op_)
+                        changed = True
+                for t in list(g.tasks()):
                     op_ = scatter_to_isolate(t)
                     if op_ is not None:
                         isolate_op(t, prepare_scatter(op_), kind="gather")
@@ -296,4 +336,4 @@ class MaterializePass(ModulePass):
                     legalise_channels(g)
 
 
-__all__ = ["MaterializePass", "split_task", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]
+__all__ = ["MaterializePass", "split_task", "contraction_behind_views", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]

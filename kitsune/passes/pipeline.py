@@ -1,6 +1,7 @@
 """kitsune-pipeline: graph -> gpu_queue in one pass.
 
-Runs ``graph-canonicalize`` (optional), ``kitsune-form-regions``,
+Runs ``graph-canonicalize`` (optional), ``kitsune-inplace-updates`` (buffer mutations written into the
+buffer), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small
 contractions off the anchor path become tasks of their own), ``kitsune-fuse-copies`` (tasks
 that only move data are inlined into their consumers), ``kitsune-choose-schedules`` (template, config, tile per task),
@@ -52,11 +53,13 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.split_reduction import SplitReductionPass
         from kitsune.passes.materialize import MaterializePass
         from kitsune.passes.fuse_copies import FuseCopiesPass
+        from kitsune.passes.inplace_updates import InplaceUpdatesPass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
+        out.append(InplaceUpdatesPass())
         out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())
         out.append(FuseCopiesPass())

@@ -98,8 +98,8 @@ def split_dims(op: Operation) -> list[tuple[int, int]] | None:
             return None
         return [(0, ra - 2 if a["transpose_a"] else ra - 1), (1, rb - 1 if a["transpose_b"] else rb - 2)]
     if name == "attention":
-        if len(op.operands) > 3 or a["causal"]:
-            return None  # a mask / causal flag indexes the key positions: not split (yet)
+        if a["causal"] or (len(op.operands) > 3 and len(_shape(op.operands[3])) > 4):
+            return None  # a causal flag indexes the key positions: not split (yet); a mask is sliced with them
         q, k, v = (_shape(x) for x in op.operands[:3])
         if (len(q) != 4 or len(k) != 4 or len(v) != 4 or any(d < 0 for d in q + k + v) or k[2] != v[2]
                 or k[1] < 1 or q[1] % k[1]):
@@ -360,6 +360,11 @@ class SplitReductionPass(ModulePass):
             if g > 1:
                 ki, vi = b.expand_heads(ki, g), b.expand_heads(vi, g)
             s = b.op("mul", b.op("matmul", qi, ki, transpose_b=True), b.scalar(scale, qi))
+            if len(att.operands) > 3:  # the additive mask, broadcast to [B, Hq, Lq, L]: its chunk of the keys
+                mk = att.operands[3]
+                ms = _shape(mk)
+                mi = _sliced(mk, len(ms) - 1, lo, hi, body, vmap, {}) if ms and ms[-1] == L else _full(mk, body, vmap)
+                s = b.op("add", s, mi)
             m = b.op("amax", s, dims=[3], keepdim=True)
             e = b.op("exp", b.op("sub", s, m))
             l_ = b.op("sum", e, dims=[3], keepdim=True)

@@ -7,6 +7,7 @@ A :class:`Program` wraps one generated module (the text that
     LABELS   name -> user label (the kitsune.name: the key of the weights dict)
     ARGS     the function's arguments in order (global tensor names)
     OUTPUTS  the function's results (global tensor names)
+    MUTATES  (output position, argument) of every buffer mutation: the argument holds that output after a launch
     QUEUES   [(queue, kernel, capacity, tiles)]
     KERNELS  [dict(name, fn, grid, num_warps, tensors, signature, constexprs)]
     allocate(device) -> state
@@ -324,7 +325,11 @@ class Program:
             n: (tuple(int(d) for d in s), dt, role) for n, (s, dt, role) in m.TENSORS.items()}
         self.labels: dict[str, str] = dict(getattr(m, "LABELS", {}))
         self.arg_names: list[str] = list(m.ARGS)
-        self.output_names: list[str] = list(m.OUTPUTS)
+        mutated = dict(getattr(m, "MUTATES", []))
+        self._user_outputs = [i for i in range(len(m.OUTPUTS)) if i not in mutated]
+        self.output_names: list[str] = [m.OUTPUTS[i] for i in self._user_outputs]  # the user's outputs
+        self.mutated_buffers: list[str] = list(dict.fromkeys(mutated.values()))
+        """Buffers a call updates (a KV cache): the program's own copies, kept from call to call (``buffers``)."""
         self.input_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] == "input"]
         self.parameter_names: list[str] = [a for a in self.arg_names if self.tensor_info[a][2] != "input"]
         with phase("allocate"):
@@ -451,6 +456,12 @@ class Program:
         """The uploaded parameters, by label."""
         return {self.label(n): self._tensors[n] for n in self.parameter_names}
 
+    def buffers(self) -> dict[str, torch.Tensor]:
+        """The buffers the program updates (``mutated_buffers``: a KV cache), by label: its own copies, uploaded
+        from the model's at load time and updated by every call (the model's tensors are not touched). Write
+        into them (``copy_``) to reset or change the state; a captured CUDA graph reads them in place."""
+        return {self.label(n): self._tensors[n] for n in self.mutated_buffers}
+
     # ---------------------------------------------------------------- inputs
 
     def input_signature(self) -> list[tuple[str, tuple[int, ...], torch.dtype]]:
@@ -526,10 +537,10 @@ class Program:
         fresh = self._fresh_outputs() if copy else {}
         tensors = {**self._tensors, **ins, **fresh}
         if self.interpret or torch.cuda.current_device() == self.device.index:
-            outs = list(self.module.launch(self.state, tensors, watchdog=self.watchdog))
+            outs = self.launch(tensors)
         else:
             with torch.cuda.device(self.device):
-                outs = list(self.module.launch(self.state, tensors, watchdog=self.watchdog))
+                outs = self.launch(tensors)
         if not copy:
             return outs
         own = {id(t) for t in fresh.values()}
@@ -538,6 +549,13 @@ class Program:
             out.append(o if id(o) in own else o.clone())
             own.discard(id(o))
         return out
+
+    def launch(self, tensors: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+        """One launch of the module with ``tensors`` (name -> tensor: the program's own, prepared inputs, output
+        buffers) on the current stream, nothing checked or copied; its user outputs (buffer mutations stay in
+        the program's buffers). What a benchmark captures."""
+        outs = self.module.launch(self.state, tensors, watchdog=self.watchdog)
+        return [outs[i] for i in self._user_outputs]
 
     def _fresh_outputs(self) -> dict[str, torch.Tensor]:
         """New tensors for the output buffers of this call (the kernels write the outputs there instead of into
@@ -583,7 +601,7 @@ class Program:
         """Warm up and capture one launch reading ``static`` and writing its results into ``outputs`` (the
         program's buffers where empty)."""
         tensors = {**self._tensors, **static, **outputs}
-        g, outs = capture_graph(lambda: self.module.launch(self.state, tensors, watchdog=self.watchdog))
+        g, outs = capture_graph(lambda: self.launch(tensors))
         if self.debug:  # the warm-up's watchdog flag (the capture itself runs nothing)
             self.check()
         return g, outs

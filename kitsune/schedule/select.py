@@ -96,6 +96,17 @@ def _downstream_elementwise(task, anchor: GOp) -> bool:
     return True
 
 
+def _all_after(task, anchor: GOp) -> bool:
+    """Every result of the task is computed from the anchor's result (so a split reduction's last part stores
+    them all in its epilogue; a result that does not need the sum would be stored by every part)."""
+    y = task.body.blocks.first.last_op
+    after = {anchor.results[0]}
+    for o in task.body.blocks.first.ops:
+        if any(v in after for v in o.operands):
+            after |= set(o.results)
+    return all(v in after for v in y.operands)
+
+
 def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     """The gemm / gemv problem of a contraction anchor whose output is task result #0's shape."""
     if not is_contraction(r):
@@ -108,7 +119,7 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
         return None  # a matrix-vector product along the rows: the evaluator's row reduction (no tl.dot)
     eb = max(elem_bytes(o.type) for o in anchor.operands[:2])
     n_contr = sum(1 for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.category == "contraction")
-    split_ok = _downstream_elementwise(task, anchor) and n_contr == 1 and len(y.operands) == 1
+    split_ok = _downstream_elementwise(task, anchor) and n_contr == 1 and _all_after(task, anchor)
     template = "gemv" if M <= GEMV_MAX_M else "gemm"
     return Problem(template, M=M, N=N, K=K, batch=B, elem_bytes=eb, split_ok=split_ok), r.summary()
 
@@ -125,14 +136,18 @@ def _zero_constant(v) -> bool:
     return arr.size > 0 and not arr.any()
 
 
-def scatter_form(op: GOp) -> tuple[Roles, object] | None:
+def scatter_form(op: GOp, assign: bool = False) -> tuple[Roles, object] | None:
     """(roles, the start operand) of an op whose program is ``Y[D] = X[D]; Y[..I[j]..] += f`` with the
     scatter's other indices plain variables and the last index plain (index_add): what the scatter template
-    pushes; None for anything else."""
+    pushes; None for anything else. ``assign``: ``Y[..I[j]..] = f`` of an op marked ``in_place`` instead (an
+    ``index_copy`` into a buffer's own storage, ``kitsune-inplace-updates``): the template stores the slices."""
     from kitsune.semantics.comprehension import Access, Affine, Indirect
 
+    if assign and not op.attrs().get("in_place"):
+        return None
     r = roles_of(op)
-    if r is None or r.reduce_op != "+=" or not r.has("scatter") or r.has("R") or r.has("gather"):
+    if r is None or r.reduce_op != ("=" if assign else "+=") or not r.has("scatter") or r.has("R") \
+            or r.has("gather"):
         return None
     stmts = r.program.stmts
     if len(stmts) != 2 or r.stmt != 1 or stmts[0].op != "=":
@@ -161,13 +176,15 @@ def op_program_inputs(op: GOp) -> dict | None:
 
 
 def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
-    """The scatter template for a task whose first result *is* a zero-started scatter-accumulate."""
-    form = scatter_form(anchor)
+    """The scatter template for a task whose first result *is* a zero-started scatter-accumulate, or an
+    in-place assignment of slices (``scatter_form(assign=True)``)."""
+    assign = scatter_form(anchor, assign=True)
+    form = assign or scatter_form(anchor)
     y = task.body.blocks.first.last_op
     if form is None or y.operands[0] is not anchor.results[0]:
         return None
     r, start = form
-    if not _zero_constant(start):
+    if assign is None and not _zero_constant(start):
         return None
     shape = tensor_shape(anchor.results[0].type)
     sc = r.program.stmts[1]
@@ -184,7 +201,8 @@ def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
     cfg = (tuning_db.lookup(p, gpu) if use_db else None) or default_config(p, gpu)
     tile = tuple(n if isinstance(ix, Indirect) else (min(cfg.BD, n) if k == len(shape) - 1 else 1)
                  for k, (ix, n) in enumerate(zip(sc.lhs.indices, shape)))
-    return Choice("scatter", cfg, tile, p, anchor, f"roles {r.summary()}: pushed from {J} source rows",
+    how = "stored in place" if assign else "pushed"
+    return Choice("scatter", cfg, tile, p, anchor, f"roles {r.summary()}: {how} from {J} source rows",
                   "heuristic")
 
 

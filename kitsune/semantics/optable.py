@@ -714,6 +714,34 @@ _def(OpDef("index_add", [Operand("x"), Operand("indices", dtype="int"), Operand(
            {"dim": Attr("int"), "alpha": Attr("float", 1.0)}, _index_add,
            "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate)", "gather"))
 
+def _index_copy(shapes, attrs):
+    x, i, s = shapes
+    if len(i) != 1:
+        raise OpError(f"indices must be rank 1, got {_fmt(i)}")
+    d = _norm_dim(attrs["dim"], len(x))
+    if len(s) != len(x):
+        raise OpError(f"source must have the rank of x ({len(x)}), got {_fmt(s)}")
+    _check_other_dims(s, x, d)
+    if DYN not in (s[d], i[0]) and s[d] != i[0]:
+        raise OpError(f"source has size {s[d]} along dim {d}, indices has {i[0]}")
+    iv = _vars("d", len(x))
+    dst = list(iv)
+    dst[d] = "I[j]"
+    sv = list(iv)
+    sv[d] = "j"
+    return Instance(f"Y[{_idx(iv)}] = X[{_idx(iv)}]; Y[{_idx(dst)}] = S[{_idx(sv)}]", {"X": 0, "I": 1, "S": 2}, ["Y"])
+
+
+_def(OpDef("index_copy", [Operand("x", dtype="any"), Operand("indices", dtype="int"), Operand("source", dtype="any")],
+           {"dim": Attr("int"), "in_place": Attr("bool", False)}, _index_copy,
+           "x with the slices at indices along dim replaced by source's (torch.index_copy; a repeated index keeps "
+           "one of its slices); in_place: the result takes x's storage and only the slices are written "
+           "(kitsune-inplace-updates sets it where x is a mutated buffer read by nothing else)", "gather",
+           result_dtype="operand:x",
+           example="%y = graph.index_copy %c, %i, %k {dim = 2} : tensor<1x2x8x4xbf16>, tensor<1xi64>, "
+                   "tensor<1x2x1x4xbf16> -> tensor<1x2x8x4xbf16>"))
+
+
 def _cumsum(shapes, attrs):
     (x,) = shapes
     d = _norm_dim(attrs["dim"], len(x))
@@ -1111,4 +1139,9 @@ def op_counts(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], operand_
         if pos < len(shapes) and name in c.read_elems:
             read += c.read_elems[name] * operand_bytes[pos]
     written = sum(c.write_elems.get(r, 0) * b for r, b in zip(inst.results, result_bytes))
+    if attrs.get("in_place"):  # the result is x's storage: only the source's slices move (read and written)
+        src = inst.inputs["S"]
+        moved = _numel(shapes[src]) * operand_bytes[src]
+        idx = inst.inputs.get("I")
+        return OpCounts(0, moved + (_numel(shapes[idx]) * operand_bytes[idx] if idx is not None else 0), moved)
     return OpCounts(c.flops, read, written)

@@ -18,7 +18,7 @@ from kitsune.frontend.torch_export import (
     op_counts,
     rel_err,
 )
-from kitsune.interpreter import arg_names, find_function, interpret
+from kitsune.interpreter import arg_names, find_function, interpret, mutated_results
 from kitsune.models import WORKLOADS, get_workload
 
 TOL = 1e-5
@@ -36,9 +36,14 @@ def check(model, inputs, dynamic_shapes=None, tol=TOL, run_inputs=None):
     text = module_to_text(module)
     reparsed = parse_module(text, "imported.mlir")
     assert module_to_text(reparsed) == text
+    mutated = mutated_results(find_function(module, "main"))
     for xs in run_inputs or [inputs]:
         outs = interpret(module, arguments(module, weights, *xs))
         ref = _outputs(model, xs)
+        buffers = dict(model.named_buffers())
+        for i, name in mutated.items():  # a buffer's new value (the model's, after its call)
+            assert rel_err(outs[i], buffers[name].float().numpy()) < tol
+        outs = [o for i, o in enumerate(outs) if i not in mutated]
         assert len(outs) == len(ref)
         for o, r in zip(outs, ref):
             assert list(o.shape) == list(r.shape)

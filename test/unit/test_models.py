@@ -12,6 +12,7 @@ NAMES = [
     "mlp_gpt3_T256",
     "llama_decode_b1",
     "llama_decode_b8",
+    "llama1b_decode_b1",
     "dlrm_b2048",
     "nerf_65k",
     "mgn_10k",
@@ -45,6 +46,7 @@ EXPECTED_PARAMS = {
     "mlp_gpt3_T256": _GPT,
     "llama_decode_b1": _LLAMA,
     "llama_decode_b8": _LLAMA,
+    "llama1b_decode_b1": 128256 * 2048 + 16 * _LLAMA + 2048,  # tied embedding / lm_head, 16 layers, final norm
     "dlrm_b2048": _lin(13, 512) + _lin(512, 256) + _lin(256, 64)
     + 8 * 100000 * 64
     + _lin(100, 512) + _lin(512, 256) + _lin(256, 1),
@@ -61,6 +63,7 @@ FULL_INPUT_SHAPES = {
     "mlp_gpt3_T256": [(256, 12288)],
     "llama_decode_b1": [(1, 1, 2048)],
     "llama_decode_b8": [(8, 1, 2048)],
+    "llama1b_decode_b1": [(1, 1), (1,)],
     "dlrm_b2048": [(2048, 13), (8, 2048, 20)],
     "nerf_65k": [(65536, 63)],
     "mgn_10k": [(10000, 128), (60000, 128), (60000,), (60000,)],
@@ -71,6 +74,7 @@ FULL_OUTPUT_SHAPES = {
     "mlp_gpt3_T256": [(256, 12288)],
     "llama_decode_b1": [(1, 1, 2048)],
     "llama_decode_b8": [(8, 1, 2048)],
+    "llama1b_decode_b1": [(1, 1, 128256)],
     "dlrm_b2048": [(2048, 1)],
     "nerf_65k": [(65536, 4)],
     "mgn_10k": [(10000, 128), (60000, 128)],
@@ -81,6 +85,8 @@ FULL_OUTPUT_SHAPES = {
 def _expected_output_shapes(name: str, cfg) -> list[tuple[int, ...]]:
     if name.startswith("mlp_gpt3"):
         return [(cfg.tokens, cfg.d_model)]
+    if name.startswith("llama1b"):
+        return [(cfg.layer.batch, 1, cfg.vocab)]
     if name.startswith("llama"):
         return [(cfg.batch, 1, cfg.hidden)]
     if name.startswith("dlrm"):
@@ -130,7 +136,11 @@ def test_full_size_on_meta(name):
     with torch.no_grad():
         out = _as_tuple(model(*inputs))
     assert [tuple(o.shape) for o in out] == FULL_OUTPUT_SHAPES[name]
-    if name.startswith("llama"):
+    if name == "llama1b_decode_b1":  # 16 layers, each with its KV cache of 1024 past positions + the new one
+        assert {n: tuple(t.shape) for n, t in model.named_buffers()} == {
+            f"layers.{i}.cache_{kv}": (1, 8, 1025, 64) for i in range(16) for kv in "kv"}
+        assert model.embed.weight.shape == (128256, 2048)
+    elif name.startswith("llama"):
         b = FULL_INPUT_SHAPES[name][0][0]
         assert {n: tuple(t.shape) for n, t in model.named_buffers()} == {
             "cache_k": (b, 8, 1024, 64),
@@ -219,5 +229,36 @@ def test_export(name):
     assert len(ref) == len(got)
     for r, g in zip(ref, got):
         torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4)
-    # forward is functional: no buffer mutation (llama KV cache)
-    assert not ep.graph_signature.buffers_to_mutate
+    # the layers are functional (the KV cache concatenated); the whole model updates its caches in place
+    mutated = set(core.graph_signature.buffers_to_mutate.values())
+    if name == "llama1b_decode_b1":
+        assert mutated == {n for n, _ in model.named_buffers()}
+    else:
+        assert not mutated
+
+
+def test_llama_inplace_cache_decode_loop():
+    """The in-place form is a real decode loop: each step writes its row at pos and attends over slots <= pos;
+    step by step it matches the functional form run on the cache grown by concatenation."""
+    from kitsune.models import LlamaConfig, LlamaDecodeLayer
+
+    cfg = LlamaConfig.from_scale(SMALL, batch=2, kv_inplace=True)
+    gen = torch.Generator().manual_seed(0)
+    model = LlamaDecodeLayer(cfg)
+    model.init_weights(gen)
+    past = cfg.cache_len - 3
+    with torch.no_grad():
+        model.cache_k[:, :, past:] = 7.0  # slots not written yet: the mask must hide them
+        model.cache_v[:, :, past:] = 7.0
+    for step in range(3):
+        x = torch.randn(2, 1, cfg.hidden, generator=gen)
+        ref = LlamaDecodeLayer(LlamaConfig(batch=2, n_kv_heads=cfg.n_kv_heads, cache_len=past + step))
+        ref.load_state_dict({k: v for k, v in model.state_dict().items() if "cache" not in k}, strict=False)
+        ref.cache_k = model.cache_k[:, :, :past + step].clone()
+        ref.cache_v = model.cache_v[:, :, :past + step].clone()
+        with torch.no_grad():
+            got = model(x, torch.tensor([past + step]))
+            want = ref(x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert not (model.cache_k[:, :, past:past + 3] == 7.0).all(dim=-1).any()  # every step left its row
+    assert (model.cache_k[:, :, past + 3:] == 7.0).all()  # the slot no step reached is untouched

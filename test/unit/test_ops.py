@@ -218,6 +218,15 @@ CASES: dict[str, list[Case]] = {
         Case("alpha_neg_dim", [rn(2, 4), np.array([3, 3]), rn(2, 2)],
              lambda x, i, s: torch.index_add(x, -1, i, s, alpha=0.5), {"dim": -1, "alpha": 0.5}),
     ],
+    "index_copy": [
+        Case("kv_row", [rn(1, 2, 8, 4), np.array([5]), rn(1, 2, 1, 4)],
+             lambda x, i, s: torch.index_copy(x, 2, i, s), {"dim": 2}),
+        Case("rows_neg_dim", [rn(3, 6), np.array([4, 0, 2]), rn(3, 3)],
+             lambda x, i, s: torch.index_copy(x, -1, i, s), {"dim": -1}),
+        # in_place says where the result lives; the value is the same
+        Case("in_place", [rn(5, 3), np.array([1, 3]), rn(2, 3)],
+             lambda x, i, s: torch.index_copy(x, 0, i, s), {"dim": 0, "in_place": True}),
+    ],
     "slice": [
         Case("basic", [rn(4, 8)], lambda x: x[:, 2:6], {"dim": 1, "start": 2, "end": 6}),
         Case("step_neg", [rn(7, 3)], lambda x: x[-5::2], {"dim": 0, "start": -5, "step": 2}),
@@ -615,3 +624,24 @@ def test_attention_fully_masked_query_gives_zero():
     got = interpret(mod, [q, k, v, m])[0]
     assert not np.isnan(got).any()
     assert_close(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16", "f64"])
+def test_non_finite_constants_round_trip(dtype):
+    """Non-finite floats print as hex bit patterns (dense<0xff800000> : tensor<f32> is -inf); they parse back as
+    the same values, not as the integers the hex digits spell."""
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type, TensorType
+
+    from kitsune.dialects.values import constant_value
+    from kitsune.frontend.torch_export import module_to_text
+
+    et = {"f32": f32, "bf16": BFloat16Type(), "f16": Float16Type(), "f64": Float64Type()}[dtype]
+    for shape, vals in (([], [float("-inf")]), ([4], [1.5, float("inf"), float("-inf"), float("nan")])):
+        t = TensorType(et, shape)
+        m = single_op_module("constant", [], result_types=[t], value=DenseIntOrFPElementsAttr.from_list(t, vals))
+        text = module_to_text(m)
+        assert "0x" in text
+        back = parse_module(text)
+        (c,) = [o for o in back.walk() if o.name == "graph.constant"]
+        got = constant_value(c.properties["value"]).astype(np.float64).reshape(-1)
+        np.testing.assert_array_equal(got, np.array(vals))

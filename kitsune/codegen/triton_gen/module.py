@@ -287,6 +287,7 @@ class TritonGen:
         lines.append("LABELS = {" + ", ".join(f"{n!r}: {(t.label or n)!r}" for n, t in p.tensors.items()) + "}")
         lines.append(f"ARGS = {p.args!r}")
         lines.append(f"OUTPUTS = {p.outputs!r}")
+        lines.append(f"MUTATES = {p.mutates!r}  # (output, buffer argument): the buffer holds that output after a launch")
         lines.append("QUEUES = [" + ", ".join(f"({q.name!r}, {q.kernel!r}, {q.capacity}, {q.ntiles})"
                                              for q in p.queues) + "]")
         lines.append(f"INDEX_CODE = {INDEX_CODE}  # err codes from here on: an index check failed")

@@ -274,6 +274,9 @@ def launch(state, tensors, watchdog=0):
             _tma_prepare(env, k["tma"], k.get("tma_pad"))
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, k["ticket"], WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
+    for i, a in MUTATES:  # a buffer mutation computed out of place: the buffer takes the new value
+        if OUTPUTS[i] != a:
+            env[a].copy_(env[OUTPUTS[i]])
     ep.add_(1)
     return [env[o] for o in OUTPUTS]
 

@@ -3,7 +3,7 @@
 A partial of ``kitsune-split-reduction``'s attention split computes, over its chunk of
 the key positions,
 
-    s = (q @ k^T) * scale;  m = max_j s;  e = exp(s - m);  l = sum_j e;  o = e @ v
+    s = (q @ k^T) * scale (+ mask);  m = max_j s;  e = exp(s - m);  l = sum_j e;  o = e @ v
 
 and yields ``(o, m, l)`` (the combine rescales and adds the partials). The generic
 evaluator computes each yield on its own and re-reads K for every one of them (four
@@ -44,9 +44,9 @@ def _owner_named(v, name: str):
 
 
 def attention_chain(stage) -> tuple | None:
-    """(q, k, v, scale value, o, m, l) of a partial whose results are (o, m, l) of the softmax chain, else
-    None. k and v are the values the chain's contractions read (key/value heads expanded to the query heads
-    where GQA repeats them)."""
+    """(q, k, v, scale value, o, m, l, mask) of a partial whose results are (o, m, l) of the softmax chain,
+    else None. k and v are the values the chain's contractions read (key/value heads expanded to the query
+    heads where GQA repeats them); mask is the additive mask added to the scaled scores, or None."""
     ys = [v for v, _, _ in stage.stores]
     if len(ys) != 3 or stage.pops or stage.pushes:
         return None
@@ -62,8 +62,14 @@ def attention_chain(stage) -> tuple | None:
     if sub is None or sub.operands[1] is not m:
         return None
     s = sub.operands[0]
+    if amax.operands[0] is not s:
+        return None
+    mask = None
+    add = _owner_named(s, "add")
+    if add is not None and _owner_named(add.operands[0], "mul") is not None:  # scores + mask
+        s, mask = add.operands
     mul = _owner_named(s, "mul")
-    if mul is None or amax.operands[0] is not s:
+    if mul is None:
         return None
     mm1, scale = mul.operands
     mm1o = _owner_named(mm1, "matmul")
@@ -71,7 +77,9 @@ def attention_chain(stage) -> tuple | None:
             or mm2.attrs()["transpose_a"] or mm2.attrs()["transpose_b"]:
         return None
     q, k = mm1o.operands
-    return q, k, v, scale, o, m, l_
+    if mask is not None and len(tensor_shape(mask.type)) > 4:
+        return None
+    return q, k, v, scale, o, m, l_, mask
 
 
 def generate_decode_attention(g: "StageGen") -> list[str]:
@@ -83,7 +91,7 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     if chain is None or len(T) != 4 or T[0] != 1 or T[2] != 1 or T[3] != D[3]:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the decode_attention template needs a partial "
                            f"yielding (o, m, l) of softmax(q k^T * scale) v with tiles [1, H, 1, Ev]")
-    q, k, v, scale, o, m, l_ = chain
+    q, k, v, scale, o, m, l_, mask = chain
     L, E = tensor_shape(k.type)[2], tensor_shape(q.type)[3]
     Ev = tensor_shape(v.type)[3]
     BN = int(g.cfg.get("BN", 64))
@@ -130,6 +138,12 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", 2)
     em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", 2)
     em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
+    if mask is not None:  # the additive mask at (the tile's heads, the block's keys), broadcast right-aligned
+        ms = tensor_shape(mask.type)
+        full = (idx[0], idx[1], idx[2], n)
+        mix = tuple(lconst(0) if ms[d] == 1 else full[4 - len(ms) + d] for d in range(len(ms)))
+        mv = ev.result_at(mask, mix)
+        em.emit(f"s = s + ({b.block(mv, (ha, na))}).to(tl.float32)", 2)
     if L < BN:  # keys past the chunk
         em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", 2)
     elif L % BN:  # keys the previous block had

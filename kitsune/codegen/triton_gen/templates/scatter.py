@@ -12,6 +12,11 @@ readers). The runtime zeroes the result's buffer before the kernel starts
 the result is skipped and sets the error flag (unless generated with
 ``index_checks=False``).
 
+An ``in_place`` assignment ``Y[.., I[j], ..] = f(j, ..)`` (``index_copy`` into a
+buffer's own storage, ``scatter_form(assign=True)``) takes the same loop with a
+masked ``tl.store`` instead of the atomic add, and nothing zeroed: the result's
+buffer is the mutated buffer itself (``kitsune.codegen.plan``).
+
 The loop structure, tiling and atomics live here; all arithmetic comes from the
 evaluator. It drives the stage function through the shell's hook surface only
 (``StageGen.open_work_items`` / ``tile_index`` / ``body_text``, ``g.b``, ``g.ev``,
@@ -40,7 +45,8 @@ def generate_scatter(g: "StageGen") -> list[str]:
     st = g.stage
     b, ev = g.b, g.ev
     op, _ = anchor_of(st.op)
-    form = scatter_form(op) if op is not None else None
+    assign = scatter_form(op, assign=True) if op is not None else None
+    form = assign or (scatter_form(op) if op is not None else None)
     if form is None or st.pops or st.pushes or len(st.stores) != 1:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the scatter template needs a stage whose only "
                            f"result is a scatter-accumulate stored to a global buffer")
@@ -92,9 +98,13 @@ def generate_scatter(g: "StageGen") -> list[str]:
     lanes = b.lane_mask(frame)
     mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
     pad = "[:, None]" if len(frame) == 1 else ""
-    b.em.emit(f"_scatter_add({buf}, tl.broadcast_to({b.render(off, frame)}, [{shp}]){pad}, "
-              f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])"
-              f".to({TL[t.dtype]}){pad}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
+    v = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])" \
+        f".to({TL[t.dtype]}){pad}"
+    o = f"tl.broadcast_to({b.render(off, frame)}, [{shp}]){pad}"
+    if assign:  # in place: the slices overwrite the buffer (a repeated index keeps one of its slices)
+        b.em.emit(f"tl.store({buf} + {o}, {v}, mask=tl.broadcast_to({mk}, [{shp}]){pad})", 1)
+    else:
+        b.em.emit(f"_scatter_add({buf}, {o}, {v}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
     g.close_work_items(body)
     return g.body_text()
 
