@@ -60,6 +60,13 @@ def lookup(problem, gpu: GPU | str):
     from kitsune.schedule.configs import config_from
 
     e = _entry(key(problem, gpu))
+    if e is None and getattr(problem, "split_ok", False):
+        # a config measured where the epilogue forbade a split is valid where it allows one too (split_ok only
+        # widens the space): the measured winner beats the heuristic's guess (Llama's O projection, whose task
+        # feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned SPLIT=1 8.4 us on H100)
+        from dataclasses import replace
+
+        e = _entry(key(replace(problem, split_ok=False), gpu))
     return None if e is None else config_from(problem.template, e["config"])
 
 
