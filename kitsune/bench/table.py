@@ -1,10 +1,10 @@
 """The README's benchmark table from the latest JSON results.
 
-    python -m kitsune.bench.table [bench/results/FILE.json | bench/results/] [--readme README.md]
+    python -m kitsune.bench.table [bench/results/FILE.json ... | bench/results/] [--readme README.md]
 
 Without ``--readme`` the markdown table goes to stdout; with it, the section of README.md between
 ``<!-- kitsune-bench:begin -->`` and ``<!-- kitsune-bench:end -->`` is rewritten. A directory means its
-newest ``*.json``. Per (workload, mode) the newest record counts.
+newest ``*.json``; several files are merged. Per (workload, mode) the newest record (by its date) counts.
 """
 
 from __future__ import annotations
@@ -82,13 +82,17 @@ def rewrite(readme: str, text: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kitsune.bench.table", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="?", default="bench/results")
+    ap.add_argument("json", nargs="*", default=["bench/results"],
+                    help="result files (their records merged: per workload and mode the newest by date) or one "
+                         "directory (its newest file)")
     ap.add_argument("--readme", help="rewrite this file's marked section")
     a = ap.parse_args(argv)
-    path = latest_json(a.json)
-    with open(path) as f:
-        recs = json.load(f)
-    text = markdown(recs, source=os.path.relpath(path))
+    paths = [latest_json(p) for p in a.json]
+    recs = []
+    for path in paths:
+        with open(path) as f:
+            recs += json.load(f)
+    text = markdown(recs, source="`, `".join(os.path.relpath(p) for p in paths))
     if a.readme:
         rewrite(a.readme, text)
     else:
