@@ -83,7 +83,7 @@ FULL_EXPECT = {  # graph ops at full size (scale 1.0)
 
 @pytest.mark.slow
 def test_full_size_import_meta(tmp_path):
-    """All eight workloads at full size, built on meta: IR prints, re-parses, verifies; small .mlir."""
+    """Every workload at full size, built on meta: IR prints, re-parses, verifies; small .mlir."""
     t0 = time.time()
     for name in WORKLOADS:
         model, inputs = get_workload(name).build(scale=1.0, device="meta")
@@ -91,7 +91,8 @@ def test_full_size_import_meta(tmp_path):
         assert weights == {}  # meta: no values
         text = module_to_text(module)
         parse_module(text, f"{name}.mlir")
-        assert len(text) < 200_000, len(text)  # no weights in the IR
+        layers = getattr(get_workload(name).config(1.0), "layers", 1)  # llama1b: 16 decoder layers
+        assert len(text) < 200_000 * layers, len(text)  # no weights in the IR
         counts = op_counts(module)
         for k, v in FULL_EXPECT.get(name, {}).items():
             assert counts[k] == v, (name, dict(counts))

@@ -81,8 +81,12 @@ def rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-@pytest.mark.parametrize("mode", ["dataflow", "dataflow:spatial", "dataflow:temporal", "bulk-sync"])
-@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+# llama1b_decode_b1 repeats llama_decode_b1's layer (16 of them, ~25 s a mode): its forced placements add nothing
+_CASES = [(w, m) for w in sorted(WORKLOADS) for m in ("dataflow", "dataflow:spatial", "dataflow:temporal", "bulk-sync")
+          if not (w == "llama1b_decode_b1" and ":" in m)]
+
+
+@pytest.mark.parametrize("workload, mode", _CASES)
 def test_emitted_triton_matches_reference(workload, mode, tmp_path):
     from kitsune.frontend.torch_export import arguments
     from kitsune.interpreter import interpret
