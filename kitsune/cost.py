@@ -140,22 +140,14 @@ def operand_read_bytes(op: Operation) -> list[int]:
     """Per operand: the fewest bytes the op must read of it (gathers: only the gathered rows)."""
     from kitsune.dialects.graph import elem_bytes
     from kitsune.semantics import optable
-    from kitsune.semantics.comprehension import count
 
     if not _is_graph(op):
         return [value_bytes(o) for o in op.operands]
     od = op.OPDEF
     if od.layout:
         return [0 for _ in op.operands]  # reshape: a view; constant: no operands
-    if op.attrs().get("in_place"):  # x is the result's storage: only the indices and the source move
-        return [0] + [value_bytes(o) for o in op.operands[1:]]
-    inst, bound = optable.instantiate(od, op.operand_shapes(), op.attrs())
-    c = count(bound)
-    out = [0] * len(op.operands)
-    for name, pos in inst.inputs.items():
-        if pos < len(out) and name in c.read_elems:
-            out[pos] = c.read_elems[name] * elem_bytes(op.operands[pos].type)
-    return out
+    _, reads, _ = optable.moved_elems(od, op.operand_shapes(), op.attrs())
+    return [n * elem_bytes(o.type) for n, o in zip(reads, op.operands)]
 
 
 def _kernel(flops_by_class: dict[str, int], nbytes: int, gpu: GPU, tiles: int | None, ctas_per_sm: int,

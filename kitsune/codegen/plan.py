@@ -367,17 +367,18 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
     # kernel results -> fresh buffers; the result of an in-place update is the mutated buffer itself
     ky = kblock.last_op
     assert isinstance(ky, YieldOp)
-    result_buffers: dict[SSAValue, list[str]] = {}
+    in_place: dict[SSAValue, str] = {}  # result #0 of an in-place update's stage -> the buffer it writes
     for s in kop.stages():
         k = in_place_operand(s)
         if k is not None:
-            result_buffers[s.outs[0]] = [names[s.ins[k]]]
+            in_place[s.outs[0]] = names[s.ins[k]]
+    result_buffers: dict[SSAValue, list[str]] = {v: [buf] for v, buf in in_place.items()}
     for i, (r, v) in enumerate(zip(kop.outs, ky.operands)):
         if isinstance(v.owner, Block):  # a kernel that passes an input through
             names[r] = names[v]
             continue
-        if v in result_buffers and in_place_operand(v.owner) is not None:
-            names[r] = result_buffers[v][0]
+        if v in in_place:
+            names[r] = in_place[v]
             continue
         n = fresh(f"{kop.kernel_name}_out{i}")
         tensors[n] = Tensor(n, tensor_shape(r.type), dtype_key(r.type.get_element_type()), "buffer",
@@ -480,7 +481,7 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             if st.pushes or any(whole for _, _, whole in st.stores):
                 raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "
                                    f"must go to a global buffer (its consumers read it whole)")
-            if in_place_operand(s) is None:  # an in-place store writes into the buffer as it is
+            if s.outs[0] not in in_place:  # an in-place store writes into the buffer as it is
                 zero += [b for _, b, _ in st.stores]
         elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")

@@ -51,8 +51,8 @@ def _arg_name(f: func.FuncOp, a: BlockArgument) -> str | None:
     return name.data
 
 
-def in_place_candidates(f: func.FuncOp) -> list[tuple[GraphOp, str]]:
-    """(op, buffer) for every mutated-buffer result of ``f`` that can be written in place."""
+def in_place_candidates(f: func.FuncOp) -> list[GraphOp]:
+    """The update op of every mutated-buffer result of ``f`` that can be written in place."""
     from kitsune.interpreter import mutated_results
 
     ret = f.body.blocks.first.last_op
@@ -66,7 +66,7 @@ def in_place_candidates(f: func.FuncOp) -> list[tuple[GraphOp, str]]:
             continue
         if len(list(x.uses)) != 1:
             continue
-        out.append((op, buf))
+        out.append(op)
     return out
 
 
@@ -105,7 +105,7 @@ class InplaceUpdatesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.walk():
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                for g, _ in in_place_candidates(f):
+                for g in in_place_candidates(f):
                     g.properties["in_place"] = to_attr("bool", True)
         for g in [o for o in op.walk() if isinstance(o, GraphOp) and o.OPDEF.name == "index_copy"]:
             if g.attrs().get("in_place"):

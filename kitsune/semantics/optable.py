@@ -690,7 +690,9 @@ def _check_other_dims(s: Shape, x: Shape, d: int) -> None:
             raise OpError(f"source has size {s[k]} in dim {k}, x has {x[k]}")
 
 
-def _index_add(shapes, attrs):
+def _indexed_slices(shapes, attrs) -> tuple[str, str, str]:
+    """Index lists (x's, the target's ``I[j]`` along dim, the source's ``j`` along dim) of an op writing the
+    source's slices at indices along dim (index_add, index_copy), after checking the shapes."""
     x, i, s = shapes
     if len(i) != 1:
         raise OpError(f"indices must be rank 1, got {_fmt(i)}")
@@ -705,8 +707,13 @@ def _index_add(shapes, attrs):
     dst[d] = "I[j]"
     sv = list(iv)
     sv[d] = "j"
-    body = f"S[{_idx(sv)}]" + (" * $alpha" if attrs["alpha"] != 1.0 else "")
-    return Instance(f"Y[{_idx(iv)}] = X[{_idx(iv)}]; Y[{_idx(dst)}] += {body}", {"X": 0, "I": 1, "S": 2}, ["Y"],
+    return _idx(iv), _idx(dst), _idx(sv)
+
+
+def _index_add(shapes, attrs):
+    iv, dst, sv = _indexed_slices(shapes, attrs)
+    body = f"S[{sv}]" + (" * $alpha" if attrs["alpha"] != 1.0 else "")
+    return Instance(f"Y[{iv}] = X[{iv}]; Y[{dst}] += {body}", {"X": 0, "I": 1, "S": 2}, ["Y"],
                     {"alpha": attrs["alpha"]})
 
 
@@ -714,22 +721,10 @@ _def(OpDef("index_add", [Operand("x"), Operand("indices", dtype="int"), Operand(
            {"dim": Attr("int"), "alpha": Attr("float", 1.0)}, _index_add,
            "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate)", "gather"))
 
+
 def _index_copy(shapes, attrs):
-    x, i, s = shapes
-    if len(i) != 1:
-        raise OpError(f"indices must be rank 1, got {_fmt(i)}")
-    d = _norm_dim(attrs["dim"], len(x))
-    if len(s) != len(x):
-        raise OpError(f"source must have the rank of x ({len(x)}), got {_fmt(s)}")
-    _check_other_dims(s, x, d)
-    if DYN not in (s[d], i[0]) and s[d] != i[0]:
-        raise OpError(f"source has size {s[d]} along dim {d}, indices has {i[0]}")
-    iv = _vars("d", len(x))
-    dst = list(iv)
-    dst[d] = "I[j]"
-    sv = list(iv)
-    sv[d] = "j"
-    return Instance(f"Y[{_idx(iv)}] = X[{_idx(iv)}]; Y[{_idx(dst)}] = S[{_idx(sv)}]", {"X": 0, "I": 1, "S": 2}, ["Y"])
+    iv, dst, sv = _indexed_slices(shapes, attrs)
+    return Instance(f"Y[{iv}] = X[{iv}]; Y[{dst}] = S[{sv}]", {"X": 0, "I": 1, "S": 2}, ["Y"])
 
 
 _def(OpDef("index_copy", [Operand("x", dtype="any"), Operand("indices", dtype="int"), Operand("source", dtype="any")],
@@ -1124,6 +1119,23 @@ class OpCounts:
         return self.bytes_read + self.bytes_written
 
 
+def moved_elems(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any]) -> tuple[int, list[int], list[int]]:
+    """(FLOPs, elements read per operand, elements written per result) of one instance of a non-layout op:
+    the fewest (a gather reads only the rows it reaches). An ``in_place`` update does not read x (the result's
+    storage) and writes only the source's slices."""
+    inst, bound = instantiate(opdef, shapes, attrs)
+    c = count(bound)
+    reads = [0] * len(shapes)
+    for name, pos in inst.inputs.items():
+        if pos < len(shapes) and name in c.read_elems:
+            reads[pos] = c.read_elems[name]
+    writes = [c.write_elems.get(r, 0) for r in inst.results]
+    if attrs.get("in_place"):
+        reads[inst.inputs["X"]] = 0
+        writes = [_numel(shapes[inst.inputs["S"]])]
+    return c.flops, reads, writes
+
+
 def op_counts(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], operand_bytes: list[int],
               result_shapes: list[Shape], result_bytes: list[int]) -> OpCounts:
     """FLOPs and the fewest bytes one op instance moves (element sizes given per operand/result)."""
@@ -1132,16 +1144,6 @@ def op_counts(opdef: OpDef, shapes: list[Shape], attrs: dict[str, Any], operand_
             return OpCounts(0, 0, sum(_numel(s) * b for s, b in zip(result_shapes, result_bytes)))
         # a reshape is a view: nothing moves
         return OpCounts(0, 0, 0)
-    inst, bound = instantiate(opdef, shapes, attrs)
-    c = count(bound)
-    read = 0
-    for name, pos in inst.inputs.items():
-        if pos < len(shapes) and name in c.read_elems:
-            read += c.read_elems[name] * operand_bytes[pos]
-    written = sum(c.write_elems.get(r, 0) * b for r, b in zip(inst.results, result_bytes))
-    if attrs.get("in_place"):  # the result is x's storage: only the source's slices move (read and written)
-        src = inst.inputs["S"]
-        moved = _numel(shapes[src]) * operand_bytes[src]
-        idx = inst.inputs.get("I")
-        return OpCounts(0, moved + (_numel(shapes[idx]) * operand_bytes[idx] if idx is not None else 0), moved)
-    return OpCounts(c.flops, read, written)
+    flops, reads, writes = moved_elems(opdef, shapes, attrs)
+    return OpCounts(flops, sum(n * b for n, b in zip(reads, operand_bytes)),
+                    sum(n * b for n, b in zip(writes, result_bytes)))
