@@ -34,6 +34,26 @@ def _loop_ms(fn, n: int = 20) -> float:
     return a.elapsed_time(b) / n
 
 
+def _profiled_kernels(replay, times: int = 3) -> list[dict]:
+    """The kernels of the last of ``times`` profiled replays: name, duration, gap before it, start and end (us)."""
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(times):
+            replay()
+        torch.cuda.synchronize()
+    evs = sorted([e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA],
+                 key=lambda e: e.time_range.start)
+    per = len(evs) // times if evs else 0
+    rows, prev_end = [], None
+    for e in (evs[-per:] if per else []):
+        gap = (e.time_range.start - prev_end) if prev_end is not None else 0.0
+        rows.append({"name": e.name[:60], "us": e.time_range.end - e.time_range.start, "gap_us": gap,
+                     "start": e.time_range.start, "end": e.time_range.end})
+        prev_end = e.time_range.end
+    return rows
+
+
 def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
     import torch
     from triton.testing import do_bench
@@ -61,26 +81,22 @@ def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
         peer = {"do_bench_ms": do_bench(pg.replay, warmup=25, rep=200, return_mode="median"),
                 "loop_ms": _loop_ms(pg.replay)}
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(3):
-            g.replay()
-        torch.cuda.synchronize()
-    evs = sorted([e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA],
-                 key=lambda e: e.time_range.start)
-    per = len(evs) // 3 if evs else 0
-    last = evs[-per:] if per else []
-    rows, prev_end = [], None
-    for e in last:
-        gap = (e.time_range.start - prev_end) if prev_end is not None else 0.0
-        rows.append({"name": e.name[:60], "us": e.time_range.end - e.time_range.start, "gap_us": gap})
-        prev_end = e.time_range.end
-    span = (last[-1].time_range.end - last[0].time_range.start) if last else None
+    rows = _profiled_kernels(g.replay)
+    if with_peer:
+        peer["kernels"] = _profiled_kernels(pg.replay)
+        peer["kernel_sum_us"] = sum(r["us"] for r in peer["kernels"])
+    span = (rows[-1]["end"] - rows[0]["start"]) if rows else None
     rec = {"workload": workload, "mode": mode, "replay_ms": ms, "loop_ms": loop_ms, "peer": peer, "kernels": rows,
            "kernel_sum_us": sum(r["us"] for r in rows), "span_us": span}
-    print(f"{workload} {mode}: replay {ms * 1e3:.1f} us (back to back {loop_ms * 1e3:.1f}; Inductor + graph {peer}); kernels {rec['kernel_sum_us']:.1f} us over a span of "
+    print(f"{workload} {mode}: replay {ms * 1e3:.1f} us (back to back {loop_ms * 1e3:.1f}; Inductor + graph "
+          f"{ {k: peer[k] for k in ('do_bench_ms', 'loop_ms')} if peer else None}); kernels {rec['kernel_sum_us']:.1f} us over a span of "
           f"{span:.1f} us", flush=True)
     for r in rows:
         print(f"    {r['us']:8.1f} us  (gap {r['gap_us']:5.1f})  {r['name']}", flush=True)
+    if peer:
+        print(f"  Inductor + graph kernels {peer['kernel_sum_us']:.1f} us:", flush=True)
+        for r in peer["kernels"]:
+            print(f"    {r['us']:8.1f} us  (gap {r['gap_us']:5.1f})  {r['name']}", flush=True)
     return rec
 
 
