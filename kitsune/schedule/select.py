@@ -282,6 +282,21 @@ def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = 512) -> tupl
     return tuple(tile)
 
 
+GATHER_MIN_WORK = 16384
+"""Element-steps per program of a generic task that gathers rows by index (an embedding bag, an index_select):
+the probe (``bench/kernels/gather_probe.py``, NOTES section 15) ran DLRM's bags at 48.8 us with 4 bags x 20
+indices x 64 columns per program of 4 warps and at 24.3-26.5 us from 16 bags up: a program's index load and
+the dependent row loads are a fixed latency that a small tile does not amortise."""
+
+
+def generic_min_work(task) -> int:
+    """``fill_tile``'s floor of element-steps per program for a generic task: more for a gather (see
+    ``GATHER_MIN_WORK``)."""
+    anchor, _ = anchor_of(task)
+    r = roles_of(anchor) if anchor is not None else None
+    return GATHER_MIN_WORK if r is not None and r.has("gather") else 512
+
+
 def reduction_work(task) -> int:
     """Reduction steps per result element of a task's anchor (1 without a reduction)."""
     anchor, _ = anchor_of(task)
@@ -448,4 +463,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_min_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

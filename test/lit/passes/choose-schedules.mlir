@@ -84,9 +84,10 @@ func.func @tiny_conv(%x: tensor<1x8x5x5xf32>, %w: tensor<16x8x3x3xf32>) -> tenso
 // -----
 
 // An embedding bag (gather role, 20 rows per bag): form-regions' tile [128, 64] gives 16 programs for 132
-// SMs; the generic tile is halved to 4 rows (512 programs), no further (4 x 64 x 20 steps >= 512).
+// SMs; the generic tile is halved to 16 rows (128 programs), no further: a gather keeps at least 16384
+// element-steps per program (16 x 64 x 20 = 20480; 8 rows would be 10240).
 // CHECK-LABEL: func.func @bag(
-// CHECK: dataflow.task "embedding_bag_0" gather ({{.*}}) tile [4, 64] attributes {template = "generic", schedule = "roles gather=b*l:40960 P=e:64: no template yet
+// CHECK: dataflow.task "embedding_bag_0" gather ({{.*}}) tile [16, 64] attributes {template = "generic", schedule = "roles gather=b*l:40960 P=e:64: no template yet
 func.func @bag(%w: tensor<100000x64xbf16>, %i: tensor<2048x20xi64>) -> tensor<2048x64xbf16> {
   %y = graph.embedding_bag %w, %i {mode = "sum"} : tensor<100000x64xbf16>, tensor<2048x20xi64> -> tensor<2048x64xbf16>
   func.return %y : tensor<2048x64xbf16>
