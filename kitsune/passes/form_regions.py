@@ -24,7 +24,9 @@ producers:
 * **prologue** (after the forward sweep): a memory-only group read by exactly one
   other group joins it; a row group (a norm) read only by one contraction as its
   row operand joins it when the cost model says recomputing it per column tile
-  is cheaper than the round trip of its output through DRAM (``prologue``).
+  is cheaper than the round trip of its output through DRAM (``prologue``); so does
+  a group of row gathers (``index_select``, ``embedding``, with concats and elementwise
+  ops: MeshGraphNet's ``cat(x[src], x[dst], e)``), whose rows are then loaded by index.
 
 Merges never create a cycle between groups, so independent groups stay separate
 tasks (they can run concurrently). Each group becomes a ``dataflow.task``:
@@ -130,6 +132,17 @@ def access_relation(op: Operation, idx: int) -> str:
             return "rows"
         return "all"
     return "all"
+
+
+def _reads_rows(op: Operation, idx: int) -> bool:
+    """``op`` reads operand ``idx`` by row bands of its result: ``access_relation`` "rows", or a concatenation
+    along the last dim (each row of the result holds the operand's row)."""
+    if access_relation(op, idx) == "rows":
+        return True
+    if isinstance(op, GOp) and op.OPDEF.name == "concat" and op.results:
+        ins, out = _shape(op.operands[idx]), _shape(op.results[0])
+        return bool(out) and op.attrs()["dim"] % len(out) == len(out) - 1 and ins[:-1] == out[:-1]
+    return False
 
 
 def _est(ops: Sequence[Operation], tiles: int | None = None, launch: bool = True):
@@ -480,12 +493,56 @@ class _Former:
                         self.merge([cid, g.id], "memory-only prologue", rows_of=_Rows(*rows))
                         changed = True
                         break
+                elif g.anchor and self.p.prologue and self.row_gathers_only(g) \
+                        and self.contraction_out(c) is not None:
+                    why = self.gather_prologue(g, c)
+                    if why and self.acyclic({g.id, cid}):
+                        self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
+                        changed = True
+                        break
                 elif g.rows and not g.anchor and self.p.prologue and self.contraction_out(c) is not None:
                     why = self.norm_prologue(g, c)
                     if why and self.acyclic({g.id, cid}):
                         self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
                         changed = True
                         break
+
+    @staticmethod
+    def row_gathers_only(g: _Group) -> bool:
+        """Every anchor of ``g`` is a plain row gather (``index_select``, ``embedding``: whole rows picked by an
+        index, nothing summed or scattered); the rest is elementwise / layout."""
+        from kitsune.schedule.roles import roles_of
+
+        for o in g.ops:
+            cls = op_class(o)
+            if cls in ("ew", "layout", "const"):
+                continue
+            if cls != "gather":
+                return False
+            r = roles_of(o)
+            if r is None or r.reduce_op not in (None, "=") or r.has("scatter") or r.has("R"):
+                return False
+        return True
+
+    def gather_prologue(self, g: _Group, c: _Group) -> str | None:
+        """Fuse gather group g into the contraction group c that reads it as its row operand (MeshGraphNet's
+        ``cat(x[src], x[dst], e)`` into the edge MLP's first GEMM) when recomputing the gather per column tile of
+        c beats writing and reading the gathered rows."""
+        for o in g.ops:
+            for r in o.results:
+                for u in r.uses:
+                    if self.group_of.get(u.operation) is c and not _reads_rows(u.operation, u.index):
+                        return None
+        cout = self.contraction_out(c)
+        n = _shape(cout)[-1] if cout is not None and _shape(cout) else 1
+        col_tiles = max(1, math.ceil(max(n, 1) / self.p.tile_n))
+        sep = _est(g.ops).time_s + _est(c.ops).time_s
+        redo = _est(g.ops, launch=False).time_s * (col_tiles - 1)
+        fused = _est(g.ops + c.ops).time_s + redo
+        if fused < sep:
+            return (f"gather prologue (cost model: fused {fused * 1e6:.2f} us incl. recompute over {col_tiles} "
+                    f"column tiles < separate {sep * 1e6:.2f} us)")
+        return None
 
     def norm_prologue(self, g: _Group, c: _Group) -> str | None:
         """Fuse row group g into contraction group c if recomputing it per column tile beats the DRAM round trip."""

@@ -229,6 +229,41 @@ def test_regions_formed():
     assert any(c.rel == "tile" for c in chans)
 
 
+EDGE_LINEAR = """
+func.func @main(%x: tensor<12x8xf32>, %src: tensor<40xi64>, %dst: tensor<40xi64>, %e: tensor<40x8xf32>, %w: tensor<16x24xf32>, %b: tensor<16xf32>) -> tensor<40x16xf32> {
+  %xs = graph.index_select %x, %src {dim = 0} : tensor<12x8xf32>, tensor<40xi64> -> tensor<40x8xf32>
+  %xd = graph.index_select %x, %dst {dim = 0} : tensor<12x8xf32>, tensor<40xi64> -> tensor<40x8xf32>
+  %c = graph.concat %xs, %xd, %e {dim = 1} : tensor<40x8xf32>, tensor<40x8xf32>, tensor<40x8xf32> -> tensor<40x24xf32>
+  %h = graph.linear %c, %w, %b : tensor<40x24xf32>, tensor<16x24xf32>, tensor<16xf32> -> tensor<40x16xf32>
+  %y = graph.relu %h : tensor<40x16xf32> -> tensor<40x16xf32>
+  func.return %y : tensor<40x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("opts", [{}, dict(tile_m=8, tile_n=4), dict(prologue=False)])
+def test_gather_prologue(opts):
+    """MeshGraphNet's edge input: two row gathers and their concat with ``e`` join the GEMM that reads them as
+    its row operand (one task; the gathered rows are never a task result), unless prologues are off; the
+    meaning is kept for random indices with repeats (40 picks of 12 rows)."""
+    module = parse_module(EDGE_LINEAR)
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((12, 8)), rng.integers(0, 12, 40), rng.integers(0, 12, 40),
+              rng.standard_normal((40, 8)), rng.standard_normal((16, 24)), rng.standard_normal(16)]
+    ref = interpret(module, inputs, f64=True)
+    out = module.clone()
+    FormRegionsPass(**opts).apply(make_context(), out)
+    out.verify()
+    ts = _tasks(out)
+    if opts.get("prologue", True):
+        assert len(ts) == 1
+        assert [o.name for o in ts[0].body.blocks.first.ops].count("graph.index_select") == 2
+    else:
+        assert len(ts) == 3 and ts[-1].task_kind == "contraction"
+    got = interpret(parse_module(str(out)), inputs, f64=True)
+    _assert_close(got, ref, 1e-12, 1e-12)
+
+
 def test_split_reduction_splits_gemv():
     m = _check_same(GEMV, [FormRegionsPass(), SplitReductionPass()])
     kinds = [t.task_kind for t in _tasks(m)]

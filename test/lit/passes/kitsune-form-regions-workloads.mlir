@@ -33,14 +33,16 @@
 // LLAMAIR-NEXT: graph.attention
 
 // In the DLRM model the eight embedding bags stay separate (independent: they can run
-// concurrently), each with its index slice as a prologue.
+// concurrently), each with its index slice as a prologue; the interaction's triangle (an index_select
+// of rows) and its concat with the bottom output are the first top layer's gather prologue.
 // RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.dlrm 2>&1 | filecheck %s --check-prefix=DLRM
 // DLRM: task "linear_0" (contraction, 2 op(s){{.*}}relu: epilogue
 // DLRM: task "linear_1" (contraction, 2 op(s)
 // DLRM-COUNT-8: (gather, 3 op(s){{.*}}embedding_bag (gather anchor); memory-only prologue
 // DLRM: task "matmul_11" (contraction
-// DLRM: task "index_select_12" (gather
-// DLRM-COUNT-3: (contraction
+// DLRM-NOT: task "index_select
+// DLRM: task "linear_12" (contraction, 4 op(s){{.*}}index_select (gather anchor){{.*}}gather prologue
+// DLRM-COUNT-2: (contraction
 
 // NeRF: nine linear tasks, ReLU epilogues, the skip concat joins the fourth.
 // RUN: kitsune-opt %S/inputs/nerf_65k.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.nerf 2>&1 | filecheck %s --check-prefix=NERF
@@ -50,16 +52,16 @@
 // NERF-NEXT: task "linear_8" (contraction, 1 op(s)
 // NERF-NOT: task
 
-// MeshGraphNet: gathers, the edge and node MLPs with layer norm and residual in
-// the second linear's epilogue, the scatter-add (index_add) as its own task.
+// MeshGraphNet: the gathers x[src], x[dst] and their concat with e are the edge MLP's first GEMM's
+// prologue (its row operand, loaded by index: the [E, 384] rows are never written), the edge and node MLPs
+// with layer norm and residual in the second linear's epilogue, the scatter-add (index_add) as its own task.
 // RUN: kitsune-opt %S/inputs/mgn_10k.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.mgn 2>&1 | filecheck %s --check-prefix=MGN
-// MGN: task "index_select_0" (gather
-// MGN: task "index_select_1" (gather{{.*}}concat: layout epilogue
-// MGN: task "linear_2" (contraction, 2 op(s){{.*}}relu: epilogue
-// MGN: task "linear_3" (contraction, 3 op(s){{.*}}layer_norm: row reduction in the contraction epilogue{{.*}}add: epilogue
-// MGN: task "index_add_4" (gather
-// MGN: task "linear_5" (contraction
-// MGN: task "linear_6" (contraction, 3 op(s){{.*}}layer_norm
+// MGN-NOT: task "index_select
+// MGN: task "linear_0" (contraction, 5 op(s){{.*}}index_select (gather anchor); concat (layout){{.*}}relu: epilogue; gather prologue{{.*}}index_select (gather anchor); gather prologue
+// MGN: task "linear_1" (contraction, 3 op(s){{.*}}layer_norm: row reduction in the contraction epilogue{{.*}}add: epilogue
+// MGN: task "index_add_2" (gather
+// MGN: task "linear_3" (contraction
+// MGN: task "linear_4" (contraction, 3 op(s){{.*}}layer_norm
 
 // Inception: the four branches are separate tasks (concurrent stages later);
 // the concat and final ReLU join the last branch's conv as epilogue.
