@@ -100,11 +100,66 @@ class DotTemplate:
         acc = b.fresh("acc")
         b.em.emit(f"{acc} = tl.zeros([{b.aranges[m]}, {b.aranges[n]}], tl.float32)", depth)
         r = b.new_axis("r", BK)
-        loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
+        segments = None if anchor and ev.stage.split > 1 else self.k_segments(opp, A, rvars, E, BK)
+        if segments is None:
+            loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
+            self._step(opp, binding, rvars, ext, idx, (m, n), E, A, B, cast, acc, r, rl, inner,
+                       ev.split_k.masked(E, BK, anchor))
+            if loop:
+                b.em.close(depth, saved)
+        else:  # one loop per part of a concatenated row operand, each reading only its part
+            for lo, hi in segments:
+                saved, inner, rl = ev.split_k.segment(lo, -(-hi // BK) * BK, BK, r, depth)
+                self._step(opp, binding, rvars, ext, idx, (m, n), E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
+                b.em.close(depth, saved)
+        out = TV(acc, (m, n), depth, "f")
+        if anchor and ev.stage.split > 1:
+            out = ev.split_k.combine(out, "+=")
+        scale = 1.0
+        for f in nums:
+            scale *= f.value
+        if scale != 1.0:
+            out = b.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
+        return out
+
+    @staticmethod
+    def k_segments(opp, A, rvars, E: int, BK: int) -> list[tuple[int, int]] | None:
+        """The K ranges of the parts of a row operand that is a concatenation along K computed in the stage
+        (MeshGraphNet's ``cat(x[src], x[dst], e)``, a skip connection), when every part but the last starts and
+        ends at a multiple of ``BK``: a loop per part then loads only that part (else every chunk evaluates all
+        parts, masked); the last part's tail is masked as the reduction's end."""
+        from kitsune.dialects.graph import GraphOp
+        from kitsune.dialects.regions import tensor_shape
+        from kitsune.semantics.comprehension import Affine
+
+        kind, x = A
+        if kind != "acc" or x.tensor not in opp.inputs or len(rvars) != 1 or not x.indices:
+            return None
+        last = x.indices[-1]
+        if not (isinstance(last, Affine) and last.terms == ((rvars[0], 1),) and not last.const):
+            return None
+        cat = opp.inputs[x.tensor].owner
+        if not isinstance(cat, GraphOp) or cat.OPDEF.name != "concat" or len(cat.operands) < 2:
+            return None
+        shape = tensor_shape(cat.results[0].type)
+        if not shape or cat.attrs()["dim"] % len(shape) != len(shape) - 1 or shape[-1] != E:
+            return None
+        bounds, lo = [], 0
+        for o in cat.operands:
+            w = tensor_shape(o.type)[-1]
+            if lo % BK or w <= 0:
+                return None
+            bounds.append((lo, lo + w))
+            lo += w
+        return bounds if lo == E else None
+
+    def _step(self, opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
+              need_mask: bool) -> None:
+        """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product."""
+        b, ev = self.b, self.ev
+        m, n = bframe
         b2 = dict(binding)
         b2.update(ev.decompose(rl, rvars, ext))
-        need_mask = ev.split_k.masked(E, BK, anchor)
-
         via_tma: set[str] = set()
 
         def operand(item, frame) -> str:
@@ -146,17 +201,6 @@ class DotTemplate:
             b.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
         else:
             b.em.emit(f"{acc} = tl.dot({ca}, {cb}, {acc}{prec})", inner)
-        if loop:
-            b.em.close(depth, saved)
-        out = TV(acc, (m, n), depth, "f")
-        if anchor and ev.stage.split > 1:
-            out = ev.split_k.combine(out, "+=")
-        scale = 1.0
-        for f in nums:
-            scale *= f.value
-        if scale != 1.0:
-            out = b.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
-        return out
 
 
 __all__ = ["DotTemplate"]
