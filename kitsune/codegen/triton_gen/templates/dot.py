@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
 
 
+SEGMENT_UNROLL_CHUNKS = 8
+"""A segmented K loop (``DotTemplate.k_segments``) of at most this many chunks in all is unrolled (bench/kernels/NOTES.md
+section 15)."""
+
+
 class DotTemplate:
     def __init__(self, ev: "Evaluator"):
         self.ev = ev
@@ -108,8 +113,10 @@ class DotTemplate:
             if loop:
                 b.em.close(depth, saved)
         else:  # one loop per part of a concatenated row operand, each reading only its part
+            # short parts are unrolled: MeshGraphNet's edge GEMM (3 parts of 2 chunks) 39.5 -> 34.2 us on the H100
+            unroll = sum(-(-(hi - lo) // BK) for lo, hi in segments) <= SEGMENT_UNROLL_CHUNKS
             for lo, hi in segments:
-                saved, inner, rl = ev.split_k.segment(lo, -(-hi // BK) * BK, BK, r, depth)
+                saved, inner, rl = ev.split_k.segment(lo, -(-hi // BK) * BK, BK, r, depth, unroll)
                 self._step(opp, binding, rvars, ext, idx, (m, n), E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
                 b.em.close(depth, saved)
         out = TV(acc, (m, n), depth, "f")

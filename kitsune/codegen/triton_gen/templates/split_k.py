@@ -47,14 +47,16 @@ class SplitK:
         rl = ladd(b.sym(k, 0, -(-E // P) * P - P, depth + 1), b.axis(r, P - 1))
         return True, saved, depth + 1, rl
 
-    def segment(self, lo: int, hi: int, P: int, r: str, depth: int):
+    def segment(self, lo: int, hi: int, P: int, r: str, depth: int, unroll: bool = False):
         """A loop over the chunks of P in ``[lo, hi)`` of a reduction (one segment of it, both ends multiples of
         P): (saved block, body depth, index). The index's range is the segment's, so that the evaluator drops the
-        statements that write nothing there (a concatenation's other parts)."""
+        statements that write nothing there (a concatenation's other parts). ``unroll``: a ``tl.static_range``
+        (straight-line code whose loads the compiler may issue ahead of the dots)."""
         b = self.b
         k = b.fresh("k")
         b.steps[k] = P
-        saved = b.em.open(f"for {k} in range({lo}, {hi}, {P}):", depth)
+        rng = "tl.static_range" if unroll else "range"
+        saved = b.em.open(f"for {k} in {rng}({lo}, {hi}, {P}):", depth)
         return saved, depth + 1, ladd(b.sym(k, lo, hi - P, depth + 1), b.axis(r, P - 1))
 
     def masked(self, E: int, P: int, anchor: bool) -> bool:
