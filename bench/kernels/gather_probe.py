@@ -34,8 +34,10 @@ T_, V, D, NB, L = 8, 100000, 64, 2048, 20
 
 
 @triton.jit
-def bag_flat(idx, w, out, B: tl.constexpr, V: tl.constexpr, NB: tl.constexpr, L: tl.constexpr, LP: tl.constexpr,
-             D: tl.constexpr):
+def bag_tile(idx, w, out, B: tl.constexpr, V: tl.constexpr, NB: tl.constexpr, L: tl.constexpr, LP: tl.constexpr,
+             D: tl.constexpr, IDX_MID: tl.constexpr):
+    """One load of the bags' rows and a sum over the index axis: [B, D, LP] (``flat``), or [B, LP, D] with
+    ``IDX_MID`` (``idxmid``)."""
     pid = tl.program_id(0)
     per: tl.constexpr = NB // B
     t = pid // per
@@ -45,25 +47,12 @@ def bag_flat(idx, w, out, B: tl.constexpr, V: tl.constexpr, NB: tl.constexpr, L:
     j = tl.arange(0, LP)
     jm = j < L
     ix = tl.load(idx + t * NB * L + (c * B + b)[:, None] * L + j[None, :], mask=jm[None, :], other=0).to(tl.int64)
-    rows = tl.load(w + t * V * D + d[None, :, None] + D * ix[:, None, :], mask=jm[None, None, :], other=0.0)
-    acc = tl.sum(rows.to(tl.float32), axis=2)
-    tl.store(out + t * NB * D + (c * B + b)[:, None] * D + d[None, :], acc.to(tl.bfloat16))
-
-
-@triton.jit
-def bag_idxmid(idx, w, out, B: tl.constexpr, V: tl.constexpr, NB: tl.constexpr, L: tl.constexpr,
-               LP: tl.constexpr, D: tl.constexpr):
-    pid = tl.program_id(0)
-    per: tl.constexpr = NB // B
-    t = pid // per
-    c = pid % per
-    b = tl.arange(0, B)
-    d = tl.arange(0, D)
-    j = tl.arange(0, LP)
-    jm = j < L
-    ix = tl.load(idx + t * NB * L + (c * B + b)[:, None] * L + j[None, :], mask=jm[None, :], other=0).to(tl.int64)
-    rows = tl.load(w + t * V * D + D * ix[:, :, None] + d[None, None, :], mask=jm[None, :, None], other=0.0)
-    acc = tl.sum(rows.to(tl.float32), axis=1)
+    if IDX_MID:
+        rows = tl.load(w + t * V * D + D * ix[:, :, None] + d[None, None, :], mask=jm[None, :, None], other=0.0)
+        acc = tl.sum(rows.to(tl.float32), axis=1)
+    else:
+        rows = tl.load(w + t * V * D + d[None, :, None] + D * ix[:, None, :], mask=jm[None, None, :], other=0.0)
+        acc = tl.sum(rows.to(tl.float32), axis=2)
     tl.store(out + t * NB * D + (c * B + b)[:, None] * D + d[None, :], acc.to(tl.bfloat16))
 
 
@@ -152,10 +141,9 @@ def main():
             for variant in ("flat", "idxmid", "loop"):
                 for st in ((1, 2, 3, 4) if variant == "loop" else (1,)):
                     grid = (T_ * NB // B,)
-                    if variant == "flat":
-                        fn = lambda: bag_flat[grid](idx, w, out, B, V, NB, L, 32, D, num_warps=warps)  # noqa: E731
-                    elif variant == "idxmid":
-                        fn = lambda: bag_idxmid[grid](idx, w, out, B, V, NB, L, 32, D, num_warps=warps)  # noqa: E731
+                    if variant in ("flat", "idxmid"):
+                        fn = lambda: bag_tile[grid](idx, w, out, B, V, NB, L, 32, D, variant == "idxmid",  # noqa: E731
+                                                    num_warps=warps)
                     else:
                         fn = lambda: bag_loop[grid](idx, w, out, B, V, NB, L, D, st, num_warps=warps)  # noqa: E731
                     try:

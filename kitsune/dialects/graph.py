@@ -435,6 +435,15 @@ class GraphOp(IRDLOperation):
         return op
 
 
+def is_last_dim_concat(op: Operation) -> bool:
+    """``op`` is a graph concat along its result's last dim (each result row is its operands' rows side by
+    side)."""
+    if not isinstance(op, GraphOp) or op.OPDEF.name != "concat" or not op.results:
+        return False
+    rank = len(shape_of(op.results[0].type))
+    return rank > 0 and op.attrs()["dim"] % rank == rank - 1
+
+
 def _loc_of(span) -> Attribute | None:
     from xdsl.dialects.builtin import IntAttr, UnknownLoc
 

@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.gpu import parse_gpu_option
-from kitsune.schedule.select import choose, fill_tile, generic_min_work, reduction_work
+from kitsune.schedule.select import choose, fill_tile, generic_work
 
 REL_ORDER = ("tile", "rows", "all")
 
@@ -106,8 +106,7 @@ class ChooseSchedulesPass(ModulePass):
                     if c is not None and c.note:
                         t.attributes["schedule"] = StringAttr(c.note)
                     if c is not None and t.outs:
-                        set_tile(t, fill_tile(tensor_shape(t.outs[0].type), t.tile_sizes(), gpu,
-                                              reduction_work(t), generic_min_work(t)))
+                        set_tile(t, fill_tile(tensor_shape(t.outs[0].type), t.tile_sizes(), gpu, *generic_work(t)))
                     continue
                 set_tile(t, c.tile)
                 t.attributes["template"] = StringAttr(c.template)

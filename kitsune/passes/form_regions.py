@@ -56,7 +56,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp as GOp
-from kitsune.dialects.graph import elem_bytes
+from kitsune.dialects.graph import elem_bytes, is_last_dim_concat
 
 from xdsl.passes import ModulePass
 
@@ -139,10 +139,7 @@ def _reads_rows(op: Operation, idx: int) -> bool:
     along the last dim (each row of the result holds the operand's row)."""
     if access_relation(op, idx) == "rows":
         return True
-    if isinstance(op, GOp) and op.OPDEF.name == "concat" and op.results:
-        ins, out = _shape(op.operands[idx]), _shape(op.results[0])
-        return bool(out) and op.attrs()["dim"] % len(out) == len(out) - 1 and ins[:-1] == out[:-1]
-    return False
+    return is_last_dim_concat(op) and _shape(op.operands[idx])[:-1] == _shape(op.results[0])[:-1]
 
 
 def _est(ops: Sequence[Operation], tiles: int | None = None, launch: bool = True):
@@ -487,25 +484,19 @@ class _Former:
                     continue
                 (cid,) = ids
                 c = self.groups[cid]
+                fusable = self.p.prologue and self.contraction_out(c) is not None
                 if not g.anchor and not g.rows:
-                    if self.acyclic({g.id, cid}):
-                        rows = (c.rows, c.rowdims)
-                        self.merge([cid, g.id], "memory-only prologue", rows_of=_Rows(*rows))
-                        changed = True
-                        break
-                elif g.anchor and self.p.prologue and self.row_gathers_only(g) \
-                        and self.contraction_out(c) is not None:
-                    why = self.gather_prologue(g, c)
-                    if why and self.acyclic({g.id, cid}):
-                        self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
-                        changed = True
-                        break
-                elif g.rows and not g.anchor and self.p.prologue and self.contraction_out(c) is not None:
-                    why = self.norm_prologue(g, c)
-                    if why and self.acyclic({g.id, cid}):
-                        self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
-                        changed = True
-                        break
+                    why = "memory-only prologue"
+                elif g.anchor and fusable and self.row_gathers_only(g):
+                    why = self.contraction_prologue(g, c, "gather", _reads_rows)
+                elif g.rows and not g.anchor and fusable:
+                    why = self.contraction_prologue(g, c, "norm", lambda op, i: access_relation(op, i) == "rows")
+                else:
+                    why = None
+                if why and self.acyclic({g.id, cid}):
+                    self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
+                    changed = True
+                    break
 
     @staticmethod
     def row_gathers_only(g: _Group) -> bool:
@@ -524,14 +515,14 @@ class _Former:
                 return False
         return True
 
-    def gather_prologue(self, g: _Group, c: _Group) -> str | None:
-        """Fuse gather group g into the contraction group c that reads it as its row operand (MeshGraphNet's
-        ``cat(x[src], x[dst], e)`` into the edge MLP's first GEMM) when recomputing the gather per column tile of
-        c beats writing and reading the gathered rows."""
+    def contraction_prologue(self, g: _Group, c: _Group, what: str, reads) -> str | None:
+        """Fuse group g (a norm, or row gathers: MeshGraphNet's ``cat(x[src], x[dst], e)``) into the contraction
+        group c when c reads each of g's values in a way ``reads(op, operand index)`` accepts (as its row
+        operand) and recomputing g per column tile of c beats the DRAM round trip of g's results."""
         for o in g.ops:
             for r in o.results:
                 for u in r.uses:
-                    if self.group_of.get(u.operation) is c and not _reads_rows(u.operation, u.index):
+                    if self.group_of.get(u.operation) is c and not reads(u.operation, u.index):
                         return None
         cout = self.contraction_out(c)
         n = _shape(cout)[-1] if cout is not None and _shape(cout) else 1
@@ -540,27 +531,7 @@ class _Former:
         redo = _est(g.ops, launch=False).time_s * (col_tiles - 1)
         fused = _est(g.ops + c.ops).time_s + redo
         if fused < sep:
-            return (f"gather prologue (cost model: fused {fused * 1e6:.2f} us incl. recompute over {col_tiles} "
-                    f"column tiles < separate {sep * 1e6:.2f} us)")
-        return None
-
-    def norm_prologue(self, g: _Group, c: _Group) -> str | None:
-        """Fuse row group g into contraction group c if recomputing it per column tile beats the DRAM round trip."""
-        outs = [r for o in g.ops for r in o.results for u in r.uses if self.group_of.get(u.operation) is c]
-        for r in outs:
-            for u in r.uses:
-                if self.group_of.get(u.operation) is c:
-                    idx = u.index
-                    if access_relation(u.operation, idx) != "rows":
-                        return None
-        cout = self.contraction_out(c)
-        n = _shape(cout)[-1] if cout is not None and _shape(cout) else 1
-        col_tiles = max(1, math.ceil(max(n, 1) / self.p.tile_n))
-        sep = _est(g.ops).time_s + _est(c.ops).time_s
-        redo = _est(g.ops, launch=False).time_s * (col_tiles - 1)
-        fused = _est(g.ops + c.ops).time_s + redo
-        if fused < sep:
-            return (f"norm prologue (cost model: fused {fused * 1e6:.2f} us incl. recompute over {col_tiles} "
+            return (f"{what} prologue (cost model: fused {fused * 1e6:.2f} us incl. recompute over {col_tiles} "
                     f"column tiles < separate {sep * 1e6:.2f} us)")
         return None
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from xdsl.ir import Block, SSAValue
 
 from kitsune.dialects.graph import GraphOp as GOp
+from kitsune.dialects.graph import is_last_dim_concat
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics.comprehension import Affine
 
@@ -120,8 +121,7 @@ def segment_preserving(op: GOp) -> bool:
     if cat in ("elementwise", "constant"):
         return True
     if op.OPDEF.name == "concat":
-        rank = len(tensor_shape(op.results[0].type))
-        return op.attrs().get("dim", 0) % max(rank, 1) == rank - 1
+        return is_last_dim_concat(op)
     if op.OPDEF.name == "cast":
         return True
     return False

@@ -259,7 +259,10 @@ def pixel_tile(ext: list[int], bm: int) -> list[int]:
     return tile
 
 
-def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = 512) -> tuple[int, ...]:
+MIN_WORK = 512  # element-steps per program of a generic task at least (fill_tile)
+
+
+def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = MIN_WORK) -> tuple[int, ...]:
     """A generic task's tile with its leading dims cut (the innermost one with more than one row first,
     halving) until the grid has two programs per SM, keeping at least ``min_work`` element-steps per tile
     (``work``: reduction steps per result element): the evaluator's tiles are small and memory-bound, so a
@@ -289,21 +292,18 @@ indices x 64 columns per program of 4 warps and at 24.3-26.5 us from 16 bags up:
 the dependent row loads are a fixed latency that a small tile does not amortise."""
 
 
-def generic_min_work(task) -> int:
-    """``fill_tile``'s floor of element-steps per program for a generic task: more for a gather (see
-    ``GATHER_MIN_WORK``)."""
+def generic_work(task) -> tuple[int, int]:
+    """``fill_tile``'s ``work`` and ``min_work`` for a generic task, from its anchor's roles: reduction steps per
+    result element (1 without a reduction), and the floor of element-steps per program (``GATHER_MIN_WORK`` for
+    a gather, else ``MIN_WORK``)."""
     anchor, _ = anchor_of(task)
     r = roles_of(anchor) if anchor is not None else None
-    return GATHER_MIN_WORK if r is not None and r.has("gather") else 512
-
-
-def reduction_work(task) -> int:
-    """Reduction steps per result element of a task's anchor (1 without a reduction)."""
-    anchor, _ = anchor_of(task)
-    r = roles_of(anchor) if anchor is not None else None
-    if r is None or r.reduce_op == "=":
-        return 1
-    return max(1, math.prod(n for v, n in r.ext.items() if v not in r.lhs_vars))
+    if r is None:
+        return 1, MIN_WORK
+    min_work = GATHER_MIN_WORK if r.has("gather") else MIN_WORK
+    if r.reduce_op == "=":
+        return 1, min_work
+    return max(1, math.prod(n for v, n in r.ext.items() if v not in r.lhs_vars)), min_work
 
 
 def gemm_tile(r: Roles, template: str, cfg: Config) -> tuple[int, ...] | None:
@@ -463,4 +463,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_min_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

@@ -15,8 +15,9 @@ from kitsune.codegen.plan import CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import laxes
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
-from kitsune.dialects.graph import fmt_loc
-from kitsune.semantics.comprehension import Access, BinOp, Num
+from kitsune.dialects.graph import fmt_loc, is_last_dim_concat
+from kitsune.dialects.regions import tensor_shape
+from kitsune.semantics.comprehension import Access, Affine, BinOp, Num
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
@@ -135,10 +136,6 @@ class DotTemplate:
         (MeshGraphNet's ``cat(x[src], x[dst], e)``, a skip connection), when every part but the last starts and
         ends at a multiple of ``BK``: a loop per part then loads only that part (else every chunk evaluates all
         parts, masked); the last part's tail is masked as the reduction's end."""
-        from kitsune.dialects.graph import GraphOp
-        from kitsune.dialects.regions import tensor_shape
-        from kitsune.semantics.comprehension import Affine
-
         kind, x = A
         if kind != "acc" or x.tensor not in opp.inputs or len(rvars) != 1 or not x.indices:
             return None
@@ -146,10 +143,7 @@ class DotTemplate:
         if not (isinstance(last, Affine) and last.terms == ((rvars[0], 1),) and not last.const):
             return None
         cat = opp.inputs[x.tensor].owner
-        if not isinstance(cat, GraphOp) or cat.OPDEF.name != "concat" or len(cat.operands) < 2:
-            return None
-        shape = tensor_shape(cat.results[0].type)
-        if not shape or cat.attrs()["dim"] % len(shape) != len(shape) - 1 or shape[-1] != E:
+        if not is_last_dim_concat(cat) or len(cat.operands) < 2 or tensor_shape(cat.results[0].type)[-1] != E:
             return None
         bounds, lo = [], 0
         for o in cat.operands:
