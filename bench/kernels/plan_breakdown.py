@@ -54,7 +54,7 @@ def _profiled_kernels(replay, times: int = 3) -> list[dict]:
     return rows
 
 
-def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
+def breakdown(workload: str, mode: str, with_peer: bool = False, placement: str = "auto") -> dict:
     import torch
     from triton.testing import do_bench
 
@@ -64,7 +64,7 @@ def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
 
     model, inputs = get_workload(workload).build(scale=1.0, dtype=torch.bfloat16, device="cuda")
     with torch.no_grad():
-        cm = kitsune.compile(model, inputs, mode=mode)
+        cm = kitsune.compile(model, inputs, mode=mode, placement=placement)
         g = launch_plan_graph(cm, inputs)
     ms = do_bench(g.replay, warmup=25, rep=200, return_mode="median")
     loop_ms = _loop_ms(g.replay)
@@ -86,7 +86,7 @@ def breakdown(workload: str, mode: str, with_peer: bool = False) -> dict:
         peer["kernels"] = _profiled_kernels(pg.replay)
         peer["kernel_sum_us"] = sum(r["us"] for r in peer["kernels"])
     span = (rows[-1]["end"] - rows[0]["start"]) if rows else None
-    rec = {"workload": workload, "mode": mode, "replay_ms": ms, "loop_ms": loop_ms, "peer": peer, "kernels": rows,
+    rec = {"workload": workload, "mode": mode, "placement": cm.placement, "replay_ms": ms, "loop_ms": loop_ms, "peer": peer, "kernels": rows,
            "kernel_sum_us": sum(r["us"] for r in rows), "span_us": span}
     print(f"{workload} {mode}: replay {ms * 1e3:.1f} us (back to back {loop_ms * 1e3:.1f}; Inductor + graph "
           f"{ {k: peer[k] for k in ('do_bench_ms', 'loop_ms')} if peer else None}); kernels {rec['kernel_sum_us']:.1f} us over a span of "
@@ -106,6 +106,7 @@ def main():
     ap.add_argument("--mode", default="bulk-sync")
     ap.add_argument("--peer", action="store_true", help="also Inductor + CUDA graph, timed both ways")
     ap.add_argument("--chain-min-layers", type=int, help="kitsune-form-regions' chain_min_layers for these compiles")
+    ap.add_argument("--placement", default="auto", help="dataflow mode: auto (the tuned one), spatial, temporal, separate")
     ap.add_argument("--json")
     a = ap.parse_args()
     import contextlib
@@ -115,7 +116,7 @@ def main():
     ctx = patched_chains(True, chain_min_layers=a.chain_min_layers) if a.chain_min_layers is not None \
         else contextlib.nullcontext()
     with ctx:
-        out = [breakdown(w, a.mode, a.peer) for w in a.workloads.split(",")]
+        out = [breakdown(w, a.mode, a.peer, a.placement) for w in a.workloads.split(",")]
     if a.json:
         json.dump(out, open(a.json, "w"), indent=1)
 

@@ -335,10 +335,15 @@ def generate(module, capacity: str = "ir") -> str:
 
 
 def _stage_templates(module) -> dict[str, list[str]]:
-    """Kernel name -> the schedule templates of its stages (kitsune-choose-schedules)."""
+    """Kernel name -> the schedule templates of its stages (kitsune-choose-schedules); a gemm stage of batched
+    small matrices (``BB`` > 1: a 3-D tl.dot, mma rather than wgmma) as "gemm-batched"."""
     from kitsune.dialects import gpu_queue as gq
 
-    return {k.kernel_name: [st.template() for st in k.stages()] for k in module.walk() if isinstance(k, gq.KernelOp)}
+    def name(st) -> str:
+        t = st.template()
+        return "gemm-batched" if t == "gemm" and (st.config() or {}).get("BB", 1) > 1 else t
+
+    return {k.kernel_name: [name(st) for st in k.stages()] for k in module.walk() if isinstance(k, gq.KernelOp)}
 
 
 def compile_workload(name: str, modes: Sequence[str] = MODES, scale: float = 1.0, arch: int = 90,

@@ -134,6 +134,21 @@ def access_relation(op: Operation, idx: int) -> str:
     return "all"
 
 
+def moves_last_dim(op: Operation) -> bool:
+    """A reshape or permutation whose result's last dim is not its operand's last dim (a contraction's result
+    reshaped across its columns, ``[B, 9, 9] -> [B, 81]``, or heads moved: ``[B, T, H, D] -> [B, H, T, D]`` keeps
+    it, ``[B, H, T, D] -> [B, T, D, H]`` does not)."""
+    if not isinstance(op, GOp) or op.OPDEF.name not in ("reshape", "permute"):
+        return False
+    ins, out = _shape(op.operands[0]), _shape(op.results[0])
+    if not ins or not out:
+        return False
+    if op.OPDEF.name == "permute":
+        perm = list(op.attrs()["perm"])
+        return perm[-1] % len(ins) != len(ins) - 1
+    return ins[-1] != out[-1]
+
+
 def _reads_rows(op: Operation, idx: int) -> bool:
     """``op`` reads operand ``idx`` by row bands of its result: ``access_relation`` "rows", or a concatenation
     along the last dim (each row of the result holds the operand's row)."""
@@ -337,6 +352,8 @@ class _Former:
                 return "reads row statistics"
             return None
         if cls == "layout":
+            if self.merges_columns(g, op):
+                return None  # the template's tile is the contraction's own: the consumer reads through the layout
             return "layout epilogue"
         if cls == "row" and rel == "rows":
             rd = _shape(op.operands[0])[:-1]
@@ -366,6 +383,23 @@ class _Former:
             if band <= self.p.chain_bytes:
                 return f"GEMM chain (intermediate row band {band} B <= chain_bytes {self.p.chain_bytes})"
         return None
+
+    @staticmethod
+    def merges_columns(g: _Group, op: GOp) -> bool:
+        """Layout op ``op`` would make the columns of ``g``'s sole two-factor contraction part of a wider last
+        dim (``[B, 9, 9] -> [B, 81]``, DLRM's interaction) or move them off the last dim: as an epilogue it would
+        leave the task without a template (the gemm tile is the contraction's own result), so it is read by
+        the consumer instead."""
+        from kitsune.schedule.roles import is_contraction, roles_of
+
+        contr = [o for o in g.ops if op_class(o) == "contraction"]
+        if not g.anchor or len(contr) != 1 or not moves_last_dim(op):
+            return False
+        r = roles_of(contr[0])
+        if r is None or not is_contraction(r):
+            return False
+        ins, out = _shape(op.operands[0]), _shape(op.results[0])
+        return op.OPDEF.name == "permute" or out[-1] > ins[-1]
 
     def weight_chain(self, g: _Group, op: GOp, v: SSAValue) -> str | None:
         """Contraction ``op`` reading ``v`` (group ``g``'s result) as its row operand continues a chain of weight
@@ -450,6 +484,12 @@ class _Former:
                 continue
             ids = set(cands) | {g.id}
             n_anchors = sum(1 for i in cands if self.groups[i].anchor)
+            if op_class(op) == "layout" and n_anchors >= 2:
+                # a concatenation of several computed results (DLRM's stack of the bottom MLP and the bags): it
+                # stays a memory-only group, the prologue of its reader (``prologues``), which reads every part
+                # where its producer wrote it
+                g.why.append("joins none of its producers (several anchors)")
+                continue
             if n_anchors <= 1 and self.compatible(ids) and self.acyclic(ids):
                 self.merge(list(ids), f"{op.name.split('.')[1]}: " + "; ".join(sorted(set(cands.values()))))
                 continue

@@ -45,6 +45,16 @@ def _pow2_ge(n: int) -> int:
     return 1 << max(0, (max(1, int(n)) - 1).bit_length())
 
 
+BATCHED_MAX_MN = 64
+
+
+def batched_small(p: Problem) -> bool:
+    """A batched contraction of small matrices (each at most 64 x 64 and 8 rows at least: DLRM's interaction
+    ``Z @ Z^T`` of [9, 64] per sample): one tile holds whole matrices of several batch entries (``GemmConfig.BB``)
+    and runs one batched tl.dot, instead of a grid of one padded matrix per program."""
+    return (p.template == "gemm" and p.batch > 1 and 8 <= p.M <= BATCHED_MAX_MN and p.N <= BATCHED_MAX_MN)
+
+
 @dataclass(frozen=True)
 class Config:
     template: ClassVar[str] = ""
@@ -90,17 +100,24 @@ class GemmConfig(Config):
     SPLIT: int = 1
     warps: int = 8
     stages: int = 3
+    BB: int = 1  # batch entries per tile (a batched dot of small matrices, ``batched_small``)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        if self.BB == 1:
+            del d["BB"]  # (the configs of unbatched problems print and hash as before)
+        return d
 
     def resources(self, p: Problem) -> Resources:
-        smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages
-        acc = self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
+        smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
+        acc = self.BB * self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0)), smem)
 
     def tile(self, p: Problem) -> tuple[int, int]:
         return (min(self.BM, p.M), min(self.BN, p.N))
 
     def tiles(self, p: Problem) -> int:
-        return math.ceil(p.M / self.BM) * math.ceil(p.N / self.BN) * p.batch
+        return math.ceil(p.M / self.BM) * math.ceil(p.N / self.BN) * math.ceil(p.batch / self.BB)
 
     def work_items(self, p: Problem) -> int:
         return self.tiles(p) * self.SPLIT
@@ -114,7 +131,7 @@ class GemmConfig(Config):
         shape_eff = {128 * 256: 1.0, 128 * 128: 0.85, 64 * 256: 0.8, 64 * 128: 0.7}.get(self.BM * self.BN, 0.55)
         flops = 2.0 * p.M * p.N * p.K * p.batch
         # padded work: tiles cut at the matrix edges still cost a whole tile
-        padded = self.tiles(p) * self.BM * self.BN * p.K * 2.0
+        padded = self.tiles(p) * self.BB * self.BM * self.BN * p.K * 2.0
         per_item = padded / items / (gpu.tc_bf16_flops / gpu.sm_count * shape_eff / ctas)
         compute = waves * per_item
         nbytes = (p.M * p.K * math.ceil(p.N / self.BN) / max(1, min(8, math.ceil(p.N / self.BN)))
@@ -129,7 +146,31 @@ class GemmConfig(Config):
         return max(compute, memory, flops / gpu.tc_bf16_flops) + split
 
     @staticmethod
+    def batched_space(p: Problem) -> list["GemmConfig"]:
+        """A batched dot of small matrices: whole M and N (padded to the 16 an mma needs), BB batch entries per
+        tile with at most 8192 accumulator elements."""
+        BM, BN = max(16, _pow2_ge(p.M)), max(16, _pow2_ge(p.N))
+        BK = min(64, max(16, _pow2_ge(p.K)))
+        return [GemmConfig(BM=BM, BN=BN, BK=BK, GROUP_M=1, SPLIT=1, warps=w, stages=2, BB=bb)
+                for bb in (1, 2, 4, 8, 16, 32) for w in (2, 4)
+                if bb * BM * BN <= 8192 and bb <= _pow2_ge(p.batch)]
+
+    @staticmethod
+    def batched_default(p: Problem, gpu: GPU) -> "GemmConfig":
+        """2048 accumulator elements per program of 4 warps (DLRM's interaction: 7.2 us against 19.2 for the
+        evaluator's multiply-accumulate, bench/kernels/gather_probe.py), fewer while the grid has fewer than two
+        programs per SM."""
+        BM, BN = max(16, _pow2_ge(p.M)), max(16, _pow2_ge(p.N))
+        bb = max(1, min(_pow2_ge(p.batch), 2048 // (BM * BN)))
+        while bb > 1 and math.ceil(p.batch / bb) < 2 * gpu.sm_count:
+            bb //= 2
+        return GemmConfig(BM=BM, BN=BN, BK=min(64, max(16, _pow2_ge(p.K))), GROUP_M=1, SPLIT=1, warps=4, stages=2,
+                          BB=bb)
+
+    @staticmethod
     def space(p: Problem) -> list["GemmConfig"]:
+        if batched_small(p):
+            return GemmConfig.batched_space(p)
         out = []
         for BM, BN, w, st in ((128, 256, 8, 3), (128, 128, 8, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 4)):
             for split in (1, 2, 3, 4, 6, 8):
@@ -442,11 +483,13 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     """The heuristic choice: the candidate of the template's space the cost model ranks first."""
     gpu = get_gpu(gpu)
     cls = CONFIGS[p.template]
+    if p.template == "gemm" and batched_small(p):
+        return GemmConfig.batched_default(p, gpu)
     if p.template in ("gemm", "gemv"):
         cands = cls.space(p)
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
     return cls.default(p, gpu)
 
 
-__all__ = ["Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "CONFIGS", "config_from",
+__all__ = ["batched_small", "BATCHED_MAX_MN", "Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "CONFIGS", "config_from",
            "default_config"]

@@ -33,7 +33,7 @@ from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.dialects.values import constant_value
 from kitsune.gpu import GPU, get_gpu
 from kitsune.schedule import db as tuning_db
-from kitsune.schedule.configs import Config, GenericConfig, Problem, default_config
+from kitsune.schedule.configs import Config, GenericConfig, Problem, batched_small, default_config
 from kitsune.schedule.roles import Roles, is_contraction, roles_of
 
 GEMV_MAX_M = 16
@@ -121,6 +121,8 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     n_contr = sum(1 for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.category == "contraction")
     split_ok = _downstream_elementwise(task, anchor) and n_contr == 1 and _all_after(task, anchor)
     template = "gemv" if M <= GEMV_MAX_M else "gemm"
+    if batched_small(Problem("gemm", M=M, N=N, K=K, batch=B)) and len(r.vars("batch")) >= 1:
+        template, split_ok = "gemm", False  # whole small matrices, several batch entries per tile
     return Problem(template, M=M, N=N, K=K, batch=B, elem_bytes=eb, split_ok=split_ok), r.summary()
 
 
@@ -313,6 +315,12 @@ def gemm_tile(r: Roles, template: str, cfg: Config) -> tuple[int, ...] | None:
     nv, mv = r.vars("N"), r.vars("M")
     if len(nv) != 1 or not lhs or lhs[-1] != nv[0]:
         return None
+    bb = getattr(cfg, "BB", 1)
+    if bb > 1:  # a batched dot: whole matrices of BB entries of the innermost batch dim, M dims adjacent to N
+        bv = [v for v in lhs if r.role[v] == "batch"]
+        if len(mv) != 1 or len(lhs) < 3 or lhs[-2] != mv[0] or not bv or lhs[-3] != bv[-1]:
+            return None
+        return tuple(min(bb, r.ext[v]) if v == bv[-1] else r.ext[v] if v in (mv[0], nv[0]) else 1 for v in lhs)
     tile = []
     for v in lhs:
         role, ext = r.role[v], r.ext[v]

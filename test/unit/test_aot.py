@@ -178,6 +178,9 @@ def test_workload_kernels_compile_for_sm90(aot_futures, workload, mode):
         if k.get("templates") == ["gemm"]:  # the gemm template: tensor cores through wgmma, no spills
             assert k["wgmma"], f"{k['name']}: a gemm template without wgmma\n{table}"
             assert not k.get("spill_stores"), f"{k['name']}: {k['spill_stores']} bytes of spills\n{table}"
+        if k.get("templates") == ["gemm-batched"]:  # a batched dot of small matrices: mma (no wgmma), no spills
+            assert k["mma"], f"{k['name']}: a batched gemm without tensor cores\n{table}"
+            assert not k.get("spill_stores"), f"{k['name']}: {k['spill_stores']} bytes of spills\n{table}"
         if k.get("templates") and set(k["templates"]) == {"conv"}:  # implicit GEMM: tensor cores, no spills
             assert k["wgmma"] or k["mma"], f"{k['name']}: a conv template without tensor cores\n{table}"
             assert not k.get("spill_stores"), f"{k['name']}: {k['spill_stores']} bytes of spills\n{table}"

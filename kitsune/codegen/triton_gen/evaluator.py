@@ -149,8 +149,17 @@ class Evaluator:
             lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
             sshape = tensor_shape(src.type)
             sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
-            tv = self.value_at(src, sidx) if not (isinstance(src.owner, Block) or src in self.pop_of) \
-                else self.access(src, sidx, 0.0)
+            if isinstance(src.owner, Block) and src in self.stage.args:
+                # a row-major tensor in memory: the reshape's flat index is its offset (DLRM's triangle gathered
+                # from the [B, 9, 9] interaction through [B, 81]: no division per element)
+                name = self.stage.args[src]
+                extra = ', cache_modifier=".cg"' if name in self.stage.awaited else ""
+                tv = self.mem.load(name, lin, self.b.conds((lin,), (math.prod(sshape),)), 0.0,
+                                   self.gen.plan.tensors[name].dtype, extra)
+            elif isinstance(src.owner, Block) or src in self.pop_of:
+                tv = self.access(src, sidx, 0.0)
+            else:
+                tv = self.value_at(src, sidx)
         elif name == "constant":
             tv = self.constant(op, v, idx)
         else:

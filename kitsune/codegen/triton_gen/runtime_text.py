@@ -260,20 +260,86 @@ def read_profile(state):
     return out
 
 
+def _hazards(k):
+    """The tensors that order kernel ``k`` against the others: all it names but the parameters, constants and
+    graph inputs, which no kernel writes (an input mutated in place counts)."""
+    mutated = {a for _, a in MUTATES}
+    return {n for n in k["tensors"]
+            if n in mutated or TENSORS.get(n, (None, None, "buffer"))[2] not in ("parameter", "constant", "input")}
+
+
+def _branches(limit):
+    """Independent kernels as branches (at most ``limit`` streams): per kernel, (its stream slot, the earlier
+    kernels on other slots it waits for). A kernel depends on every earlier one it shares a buffer with; it
+    continues the slot whose last kernel is its latest dependence, else opens a slot (the least recently used
+    one past ``limit``). Slot 0 is the caller's stream. DLRM's bottom MLP runs beside its embedding bags,
+    Inception's branches beside each other."""
+    haz = [_hazards(k) for k in KERNELS]
+    slot_of, last, out = [], [], []
+    for j in range(len(KERNELS)):
+        deps = [i for i in range(j) if haz[i] & haz[j]]
+        slot = next((slot_of[i] for i in reversed(deps) if last[slot_of[i]] == i), None)
+        if slot is None:
+            if len(last) < limit:
+                slot = len(last)
+                last.append(-1)
+            else:
+                slot = min(range(len(last)), key=lambda s: last[s])
+        slot_of.append(slot)
+        last[slot] = j
+        out.append((slot, [i for i in deps if slot_of[i] != slot]))
+    return out
+
+
+def _streams(state):
+    """The side streams of ``state`` for concurrent branches (CUDA, KITSUNE_BRANCHES streams in all, default 4;
+    1 or programmatic dependent launch: one stream), made once."""
+    if "branches" not in state:
+        n = int(os.environ.get("KITSUNE_BRANCHES", "4"))
+        plan = _branches(n) if state["device"].type == "cuda" and not state.get("pdl") and n > 1 else None
+        if plan is not None and max(s for s, _ in plan) == 0:
+            plan = None
+        state["branches"] = plan
+        if plan is not None:
+            state["streams"] = [torch.cuda.Stream(state["device"]) for _ in range(max(s for s, _ in plan))]
+    return state["branches"], state.get("streams")
+
+
 def launch(state, tensors, watchdog=0):
-    """Launch every kernel in order on the current stream; returns the outputs (internal buffers)."""
+    """Launch every kernel in order (independent ones on side streams, ``_branches``, joined before the
+    return); returns the outputs (internal buffers)."""
     env = dict(state["buffers"])
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     pdl = _pdl_args(state)
-    for k in KERNELS:
+    plan, side = _streams(state)
+    if plan is not None:
+        main = torch.cuda.current_stream(state["device"])
+        streams = [main] + side
+        start = main.record_event()
+        for s in side:
+            s.wait_event(start)
+        done = [None] * len(KERNELS)
+    for j, k in enumerate(KERNELS):
         pk = _prof(state, k)
+        if plan is not None:
+            slot, deps = plan[j]
+            ctx = torch.cuda.stream(streams[slot])
+            ctx.__enter__()
+            for i in deps:
+                streams[slot].wait_event(done[i])
         for n in k["zero"]:  # scatter results: the kernel adds into them
             env[n].zero_()
         if k["tma"]:
             _tma_prepare(env, k["tma"], k.get("tma_pad"))
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, ep, k["ticket"], WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl)
+        if plan is not None:
+            done[j] = streams[slot].record_event()
+            ctx.__exit__(None, None, None)
+    if plan is not None:
+        for s in side:  # join every branch back into the caller's stream
+            main.wait_stream(s)
     for i, a in MUTATES:  # a buffer mutation computed out of place: the buffer takes the new value
         if OUTPUTS[i] != a:
             env[a].copy_(env[OUTPUTS[i]])

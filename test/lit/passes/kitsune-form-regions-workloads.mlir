@@ -33,15 +33,20 @@
 // LLAMAIR-NEXT: graph.attention
 
 // In the DLRM model the eight embedding bags stay separate (independent: they can run
-// concurrently), each with its index slice as a prologue; the interaction's triangle (an index_select
-// of rows) and its concat with the bottom output are the first top layer's gather prologue.
+// concurrently), each with its index slice as a prologue. The bottom MLP's last layer keeps its own task:
+// the stack of its output and the bags (a concat of nine computed results) joins none of them and is read
+// in place by the interaction (a memory-only prologue), whose [B, 9, 9] result stays its own: the reshape
+// to [B, 81] would merge the contraction's columns, so the triangle's index_select reads through it, in the
+// first top layer's gather prologue.
 // RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.dlrm 2>&1 | filecheck %s --check-prefix=DLRM
 // DLRM: task "linear_0" (contraction, 2 op(s){{.*}}relu: epilogue
 // DLRM: task "linear_1" (contraction, 2 op(s)
+// DLRM: task "linear_2" (contraction, 2 op(s){{.*}}relu: epilogue
 // DLRM-COUNT-8: (gather, 3 op(s){{.*}}embedding_bag (gather anchor); memory-only prologue
-// DLRM: task "matmul_11" (contraction
+// DLRM: task "matmul_11" (contraction, 4 op(s), tile [1, 9, 9]{{.*}}concat (layout); joins none of its producers (several anchors){{.*}}matmul (contraction anchor); memory-only prologue
 // DLRM-NOT: task "index_select
-// DLRM: task "linear_12" (contraction, 4 op(s){{.*}}index_select (gather anchor){{.*}}gather prologue
+// DLRM-NOT: task "concat
+// DLRM: task "linear_12" (contraction, 5 op(s){{.*}}reshape (layout); index_select (gather anchor){{.*}}gather prologue
 // DLRM-COUNT-2: (contraction
 
 // NeRF: nine linear tasks, ReLU epilogues, the skip concat joins the fourth.
@@ -57,22 +62,23 @@
 // with layer norm and residual in the second linear's epilogue, the scatter-add (index_add) as its own task.
 // RUN: kitsune-opt %S/inputs/mgn_10k.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.mgn 2>&1 | filecheck %s --check-prefix=MGN
 // MGN-NOT: task "index_select
-// MGN: task "linear_0" (contraction, 5 op(s){{.*}}index_select (gather anchor); concat (layout){{.*}}relu: epilogue; gather prologue{{.*}}index_select (gather anchor); gather prologue
+// MGN: task "linear_0" (contraction, 5 op(s){{.*}}index_select (gather anchor); index_select (gather anchor); concat (layout){{.*}}relu: epilogue; memory-only prologue; gather prologue{{.*}}; gather prologue
 // MGN: task "linear_1" (contraction, 3 op(s){{.*}}layer_norm: row reduction in the contraction epilogue{{.*}}add: epilogue
 // MGN: task "index_add_2" (gather
 // MGN: task "linear_3" (contraction
 // MGN: task "linear_4" (contraction, 3 op(s){{.*}}layer_norm
 
-// Inception: the four branches are separate tasks (concurrent stages later);
-// the concat and final ReLU join the last branch's conv as epilogue.
+// Inception: the four branches are separate tasks (concurrent stages later); the concat of their four
+// results joins none of them (several anchors), and the final ReLU joins it.
 // RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-form-regions{remarks=true}' -o %t.inc 2>&1 | filecheck %s --check-prefix=INC
-// INC: task "conv2d_0" (contraction, 2 op(s){{.*}}relu: epilogue
-// INC: task "conv2d_1" (contraction, 1 op(s)
-// INC: task "conv2d_2" (contraction, 2 op(s)
-// INC: task "conv2d_3" (contraction, 1 op(s)
-// INC: task "max_pool2d_4" (reduction, 1 op(s)
-// INC: task "conv2d_5" (contraction, 1 op(s)
-// INC: task "conv2d_6" (contraction, 3 op(s){{.*}}concat: layout epilogue; relu (elementwise); relu: epilogue
+// INC: task "conv2d_0" (contraction, 1 op(s)
+// INC: task "conv2d_1" (contraction, 2 op(s){{.*}}relu: epilogue
+// INC: task "conv2d_2" (contraction, 1 op(s)
+// INC: task "conv2d_3" (contraction, 2 op(s)
+// INC: task "conv2d_4" (contraction, 1 op(s)
+// INC: task "max_pool2d_5" (reduction, 1 op(s)
+// INC: task "conv2d_6" (contraction, 1 op(s)
+// INC: task "concat_7" (elementwise, 2 op(s){{.*}}concat (layout); joins none of its producers (several anchors); relu (elementwise); relu: elementwise chain
 // INC-NOT: task
 
 // Reduction splitting on the llama layer: every projection has too few tiles

@@ -15,18 +15,22 @@
 // MLP-BS: kernel "k1": 1 stage(s)
 
 // RUN: kitsune-opt %S/inputs/dlrm_b2048.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial report=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=DLRM-DF
-// DLRM-DF: kernel "k0": 10 stage(s)
+// DLRM-DF: kernel "k0": 11 stage(s)
+// DLRM-DF: stage "linear_2": {{[0-9]+}} SMs
 // DLRM-DF-COUNT-8: stage "embedding_bag_{{[0-9]+}}": {{[0-9]+}} SMs
 // DLRM-DF: kernel "k1": 1 stage(s)
+// DLRM-DF: stage "matmul_11"
 
 // RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=INC-DF
 // INC-DF: gpu_queue.kernel "k0"
 // INC-DF: gpu_queue.stage "conv2d_0" pids [0, [[A:[0-9]+]])
-// INC-DF: gpu_queue.stage "conv2d_2" pids [[[A]], [[B:[0-9]+]])
-// INC-DF: gpu_queue.stage "max_pool2d_4" pids [[[B]], {{[0-9]+}})
-// The concat of the four branches no longer recomputes the first branch's 1x1 convolution: it is a task of
-// its own (kitsune-materialize), one level before the concat.
-// INC-DF: gpu_queue.launch_plan ["k0", "k1", "k2", "k3"]
+// INC-DF: gpu_queue.stage "conv2d_1" pids [[[A]], [[B:[0-9]+]])
+// INC-DF: gpu_queue.stage "conv2d_3" pids [[[B]], [[C:[0-9]+]])
+// INC-DF: gpu_queue.stage "max_pool2d_5" pids [[[C]], {{[0-9]+}})
+// The concat of the four branches recomputes none of them: it joins none of its producers (a concat of
+// several computed results) and reads all four from memory, one level after the second convolutions.
+// INC-DF: gpu_queue.stage "concat_7"
+// INC-DF: gpu_queue.launch_plan ["k0", "k1", "k2"]
 
 // RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=LLAMA-DF
 // LLAMA-DF: gpu_queue.stage "linear_0_part0"

@@ -52,10 +52,12 @@ class DotTemplate:
 
     def plan(self, opp, s, binding, rvars, scatter, idx, bframe):
         """(A, B, numbers) when statement ``s`` is a dot over the tile frame ``bframe`` (A along its first axis,
-        B along its second; items ``("acc", Access)`` or ``("eq", (dim, Indirect))``), else None."""
-        if s.op != "+=" or len(bframe) != 2 or not rvars:
+        B along its second; items ``("acc", Access)`` or ``("eq", (dim, Indirect))``), else None. A frame of
+        three axes is a batched dot: both operands along its first axis (a bmm's batch, DLRM's interaction),
+        A along the second, B along the third."""
+        if s.op != "+=" or len(bframe) not in (2, 3) or not rvars:
             return None
-        if any(self.b.aranges[a] < 16 for a in bframe):
+        if any(self.b.aranges[a] < 16 for a in bframe[-2:]):
             return None
         facs = self.factors(s.rhs)
         if facs is None:
@@ -85,10 +87,10 @@ class DotTemplate:
         a0, a1 = axes_of(items[0]), axes_of(items[1])
         if not (has_r(items[0]) and has_r(items[1])):
             return None
-        m, n = bframe
-        if a0 == {m} and a1 == {n}:
+        *bt, m, n = bframe
+        if a0 == {m, *bt} and a1 == {n, *bt}:
             return items[0], items[1], [f for f in facs if isinstance(f, Num)]
-        if a0 == {n} and a1 == {m}:
+        if a0 == {n, *bt} and a1 == {m, *bt}:
             return items[1], items[0], [f for f in facs if isinstance(f, Num)]
         return None
 
@@ -96,7 +98,6 @@ class DotTemplate:
              anchor: bool = False) -> TV:
         """The dot loop of a ``plan``: an fp32 accumulator of the tile frame, BK steps of K per iteration."""
         b, ev = self.b, self.ev
-        m, n = bframe
         dts = [self.dtype_of_access(opp, x) for k, x in (A, B) if k == "acc"]
         low = [d for d in dts if d in ("bf16", "f16")]
         cast = low[0] if low and len(low) == len(dts) else None
@@ -104,12 +105,12 @@ class DotTemplate:
         if anchor and "BK" in ev.cfg:
             BK = min(ev.cfg["BK"], max(16, pow2(E)))
         acc = b.fresh("acc")
-        b.em.emit(f"{acc} = tl.zeros([{b.aranges[m]}, {b.aranges[n]}], tl.float32)", depth)
+        b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in bframe)}], tl.float32)", depth)
         r = b.new_axis("r", BK)
         segments = None if anchor and ev.stage.split > 1 else self.k_segments(opp, A, rvars, E, BK)
         if segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
-            self._step(opp, binding, rvars, ext, idx, (m, n), E, A, B, cast, acc, r, rl, inner,
+            self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
                        ev.split_k.masked(E, BK, anchor))
             if loop:
                 b.em.close(depth, saved)
@@ -118,9 +119,9 @@ class DotTemplate:
             unroll = sum(-(-(hi - lo) // BK) for lo, hi in segments) <= SEGMENT_UNROLL_CHUNKS
             for lo, hi in segments:
                 saved, inner, rl = ev.split_k.segment(lo, -(-hi // BK) * BK, BK, r, depth, unroll)
-                self._step(opp, binding, rvars, ext, idx, (m, n), E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
+                self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
                 b.em.close(depth, saved)
-        out = TV(acc, (m, n), depth, "f")
+        out = TV(acc, tuple(bframe), depth, "f")
         if anchor and ev.stage.split > 1:
             out = ev.split_k.combine(out, "+=")
         scale = 1.0
@@ -158,7 +159,7 @@ class DotTemplate:
               need_mask: bool) -> None:
         """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product."""
         b, ev = self.b, self.ev
-        m, n = bframe
+        *bt, m, n = bframe
         b2 = dict(binding)
         b2.update(ev.decompose(rl, rvars, ext))
         via_tma: set[str] = set()
@@ -169,7 +170,7 @@ class DotTemplate:
                 # a tensor-core operand straight from memory keeps its element type (no fp32 round trip);
                 # a block of a row-major view loads through a tensor descriptor (TMA) where it qualifies
                 v, ix = opp.inputs[x.tensor], ev.index_lins(opp, x, b2)
-                tv = ev.tma.load(v, ix, frame, r, rl, E, need_mask, 2)
+                tv = ev.tma.load(v, ix, frame, r, rl, E, need_mask, 2) if len(frame) == 2 else None
                 if tv is not None:
                     via_tma.add(frame[0])
                 else:
@@ -183,18 +184,18 @@ class DotTemplate:
             code = b.place(tv, frame) if set(tv.frame) <= set(frame) and b.ordered(tv.frame, frame) else None
             if code is None:
                 raise CodegenError(f"{fmt_loc(opp.op)}'{opp.op.name}': dot operand layout")
-            if tv.const is not None or len(tv.frame) < 2:
+            if tv.const is not None or len(tv.frame) < len(frame):
                 shp = ", ".join(str(b.aranges[a]) for a in frame)
                 code = f"tl.broadcast_to({code}, [{shp}])"
             return code, tv
 
-        ca, ta = operand(A, (m, r))
-        cb, tb = operand(B, (n, r))
-        cb = f"tl.trans({cb})"
+        ca, ta = operand(A, (*bt, m, r))
+        cb, tb = operand(B, (*bt, n, r))
+        cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         dt = TL[cast] if cast else "tl.float32"
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([(rl, "<", E)])
-            ca = f"tl.where({b.place(mk, (m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
+            ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         ca = f"({ca}).to({dt})"
         cb = f"({cb}).to({dt})"
         prec = "" if cast else ', input_precision="ieee"' if not ev.gen.tf32 else ""
