@@ -228,7 +228,7 @@ class TritonGen:
         gluon = self.is_gluon(k)
         lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
-                 "PDL: tl.constexpr = 0):",
+                 "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):",
                  "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
                  "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
                  "    # anything; the next kernel may be launched once every program of this one has started (1) or",
@@ -246,7 +246,12 @@ class TritonGen:
                       "    # program waits only on programs that already run: no deadlock whatever the launch order",
                       "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
                       "    epoch = tl.load(epoch_ptr)",
-                      f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}"]
+                      f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}",
+                      "    if BUMP:  # the launch's last kernel: the program with the last ticket moves the epoch on",
+                      "        # (every program of this kernel read it before taking its ticket, every earlier kernel",
+                      "        # has finished): no separate kernel for it",
+                      f"        if pid == {k.grid - 1}:",
+                      "            tl.store(epoch_ptr, epoch + 1)"]
         if self.profile:  # a work item = this program's stage call: its start, end and SM
             lines += ["    if PROF_ASM:",
                       "        t_start = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
@@ -329,7 +334,8 @@ class TritonGen:
                          f"\"zero\": {k.zero!r}, \"tma\": {self.kernel_tma.get(k.name, [])!r}, "
                          f"\"tma_pad\": {self.gluon_kernels.get(k.name, {}).get('pads', {})!r}, "
                          f"\"signature\": {sig!r}, "
-                         f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "") + "},")
+                         f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "")
+                         + (", \"gluon\": True" if self.is_gluon(k) else "") + "},")
         lines.append("]")
         return "\n".join(lines) + "\n"
 

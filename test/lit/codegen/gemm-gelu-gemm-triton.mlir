@@ -44,11 +44,15 @@
 // DF: tl.store(k0_out0 +
 // DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
 // DF: @triton.jit(do_not_specialize=["ticket"])
-// DF-NEXT: def k0({{.*}}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0):
+// DF-NEXT: def k0({{.*}}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0, BUMP: tl.constexpr = 0):
 // DF: if PDL:
 // DF-NEXT: gdc_wait()
 // DF: epoch = tl.load(epoch_ptr)
 // DF-NEXT: pid = tl.atomic_add(ctr + ticket, 1) - epoch * [[GRID]]
+// The launch's last kernel (BUMP) moves the epoch on: the program with the last ticket.
+// DF-NEXT: if BUMP:
+// DF: if pid == [[LAST:[0-9]+]]:
+// DF-NEXT: tl.store(epoch_ptr, epoch + 1)
 // DF-NEXT: if pid < [[P1]]:
 // DF-NEXT: k0_linear_0(pid,
 // DF: TENSORS = {
