@@ -230,8 +230,10 @@ class GemvConfig(Config):
     def space(p: Problem) -> list["GemvConfig"]:
         out = []
         for dot in ((False, True) if p.M > 1 else (False,)):
-            for BN in ((32, 64) if dot else (16, 32, 64)):
-                for BK in (128, 256, 512):
+            for BN in ((32, 64) if dot else (8, 16, 32, 64)):
+                for BK in (128, 256, 512, 1024, 2048):
+                    if BN * BK > 16384 or (dot and BK > 512):
+                        continue  # (the FMA block's registers)
                     for split in (1, 2, 4, 8):
                         if split > 1 and (not p.split_ok or p.K < split * BK):
                             continue

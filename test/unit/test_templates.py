@@ -449,10 +449,12 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
         assert err < tol, (run_, err)
 
 
-def test_split_gemv_with_two_epilogue_results():
+def test_split_gemv_with_two_epilogue_results(monkeypatch):
     """A decode layer's down projection feeds the residual and the next layer's norm: a task of two results,
-    both computed from the sum. It may split K (the last part stores both in its epilogue); the results match
-    the model in fp32 as closely as bf16 eager does."""
+    both computed from the sum. It may split K (the last part stores both in its epilogue: the heuristic's
+    config splits it; the tuning database's, measured on the H100, does not); the results match the model in
+    fp32 as closely as bf16 eager does."""
+    monkeypatch.setenv("KITSUNE_TUNING_DB", "0")
     import torch
     from torch import nn
 
@@ -473,7 +475,7 @@ def test_split_gemv_with_two_epilogue_results():
     m = Down().to(torch.bfloat16)
     m.load_state_dict({k: v.to(torch.bfloat16) for k, v in m32.state_dict().items()})
     ins = (torch.randn(1, 1, 8192, dtype=torch.bfloat16), torch.randn(1, 1, 2048, dtype=torch.bfloat16))
-    cm = kitsune.compile(m, ins, mode="bulk-sync", device="cpu")
+    cm = kitsune.compile(m, ins, mode="bulk-sync", device="cpu", cache=False)
     (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
     assert 'template = "gemv"' in stage and "SPLIT = 1 " not in stage and "SPLIT" in stage
     with torch.no_grad():
