@@ -134,21 +134,6 @@ def access_relation(op: Operation, idx: int) -> str:
     return "all"
 
 
-def moves_last_dim(op: Operation) -> bool:
-    """A reshape or permutation whose result's last dim is not its operand's last dim (a contraction's result
-    reshaped across its columns, ``[B, 9, 9] -> [B, 81]``, or heads moved: ``[B, T, H, D] -> [B, H, T, D]`` keeps
-    it, ``[B, H, T, D] -> [B, T, D, H]`` does not)."""
-    if not isinstance(op, GOp) or op.OPDEF.name not in ("reshape", "permute"):
-        return False
-    ins, out = _shape(op.operands[0]), _shape(op.results[0])
-    if not ins or not out:
-        return False
-    if op.OPDEF.name == "permute":
-        perm = list(op.attrs()["perm"])
-        return perm[-1] % len(ins) != len(ins) - 1
-    return ins[-1] != out[-1]
-
-
 def _reads_rows(op: Operation, idx: int) -> bool:
     """``op`` reads operand ``idx`` by row bands of its result: ``access_relation`` "rows", or a concatenation
     along the last dim (each row of the result holds the operand's row)."""
@@ -392,14 +377,20 @@ class _Former:
         the consumer instead."""
         from kitsune.schedule.roles import is_contraction, roles_of
 
+        ins, out = _shape(op.operands[0]), _shape(op.results[0])
+        if not ins or not out:
+            return False
+        if op.OPDEF.name == "permute":
+            perm = list(op.attrs()["perm"])
+            if perm[-1] % len(ins) == len(ins) - 1:
+                return False  # the last dim stays last (heads moved: [B, T, H, D] -> [B, H, T, D])
+        elif op.OPDEF.name != "reshape" or out[-1] <= ins[-1]:
+            return False  # (a reshape that splits the last dim, a head split, stays an epilogue)
         contr = [o for o in g.ops if op_class(o) == "contraction"]
-        if not g.anchor or len(contr) != 1 or not moves_last_dim(op):
+        if not g.anchor or len(contr) != 1:
             return False
         r = roles_of(contr[0])
-        if r is None or not is_contraction(r):
-            return False
-        ins, out = _shape(op.operands[0]), _shape(op.results[0])
-        return op.OPDEF.name == "permute" or out[-1] > ins[-1]
+        return r is not None and is_contraction(r)
 
     def weight_chain(self, g: _Group, op: GOp, v: SSAValue) -> str | None:
         """Contraction ``op`` reading ``v`` (group ``g``'s result) as its row operand continues a chain of weight

@@ -146,11 +146,16 @@ class GemmConfig(Config):
         return max(compute, memory, flops / gpu.tc_bf16_flops) + split
 
     @staticmethod
+    def batched_blocks(p: Problem) -> tuple[int, int, int]:
+        """(BM, BN, BK) of a batched dot of small matrices: whole M and N padded to the 16 an mma needs, K chunks
+        of up to 64."""
+        return max(16, _pow2_ge(p.M)), max(16, _pow2_ge(p.N)), min(64, max(16, _pow2_ge(p.K)))
+
+    @staticmethod
     def batched_space(p: Problem) -> list["GemmConfig"]:
-        """A batched dot of small matrices: whole M and N (padded to the 16 an mma needs), BB batch entries per
-        tile with at most 8192 accumulator elements."""
-        BM, BN = max(16, _pow2_ge(p.M)), max(16, _pow2_ge(p.N))
-        BK = min(64, max(16, _pow2_ge(p.K)))
+        """A batched dot of small matrices (``batched_blocks``), BB batch entries per tile with at most 8192
+        accumulator elements."""
+        BM, BN, BK = GemmConfig.batched_blocks(p)
         return [GemmConfig(BM=BM, BN=BN, BK=BK, GROUP_M=1, SPLIT=1, warps=w, stages=2, BB=bb)
                 for bb in (1, 2, 4, 8, 16, 32) for w in (2, 4)
                 if bb * BM * BN <= 8192 and bb <= _pow2_ge(p.batch)]
@@ -160,12 +165,11 @@ class GemmConfig(Config):
         """2048 accumulator elements per program of 4 warps (DLRM's interaction: 7.2 us against 19.2 for the
         evaluator's multiply-accumulate, bench/kernels/gather_probe.py), fewer while the grid has fewer than two
         programs per SM."""
-        BM, BN = max(16, _pow2_ge(p.M)), max(16, _pow2_ge(p.N))
+        BM, BN, BK = GemmConfig.batched_blocks(p)
         bb = max(1, min(_pow2_ge(p.batch), 2048 // (BM * BN)))
         while bb > 1 and math.ceil(p.batch / bb) < 2 * gpu.sm_count:
             bb //= 2
-        return GemmConfig(BM=BM, BN=BN, BK=min(64, max(16, _pow2_ge(p.K))), GROUP_M=1, SPLIT=1, warps=4, stages=2,
-                          BB=bb)
+        return GemmConfig(BM=BM, BN=BN, BK=BK, GROUP_M=1, SPLIT=1, warps=4, stages=2, BB=bb)
 
     @staticmethod
     def space(p: Problem) -> list["GemmConfig"]:

@@ -121,7 +121,7 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     n_contr = sum(1 for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.category == "contraction")
     split_ok = _downstream_elementwise(task, anchor) and n_contr == 1 and _all_after(task, anchor)
     template = "gemv" if M <= GEMV_MAX_M else "gemm"
-    if batched_small(Problem("gemm", M=M, N=N, K=K, batch=B)) and len(r.vars("batch")) >= 1:
+    if batched_small(Problem("gemm", M=M, N=N, K=K, batch=B)):
         template, split_ok = "gemm", False  # whole small matrices, several batch entries per tile
     return Problem(template, M=M, N=N, K=K, batch=B, elem_bytes=eb, split_ok=split_ok), r.summary()
 

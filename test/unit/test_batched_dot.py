@@ -137,13 +137,7 @@ def _check_plan(mod, plan):
     """Every pair of kernels that share a buffer is ordered: the same stream, or the later waits on the earlier
     (directly or through a kernel it waits on)."""
     haz = [mod._hazards(k) for k in mod.KERNELS]
-    before = []  # kernels each one is ordered after
-    for j, (slot, deps) in enumerate(plan):
-        after = set()
-        for i in range(j):
-            if plan[i][0] == slot or i in deps:
-                after |= {i} | before[i]
-        before.append(after)
+    for j, after in enumerate(mod._ordered_after(plan)):
         for i in range(j):
             if haz[i] & haz[j]:
                 assert i in after, (mod.KERNELS[i]["name"], mod.KERNELS[j]["name"], plan)
@@ -212,7 +206,8 @@ def test_last_after_all_plans():
     from kitsune.codegen.triton_gen.runtime_text import HOST
 
     ns: dict = {}
-    exec(compile(_function_source(HOST, "_last_after_all"), "<runtime>", "exec"), ns)
+    for fn in ("_ordered_after", "_last_after_all"):
+        exec(compile(_function_source(HOST, fn), "<runtime>", "exec"), ns)
     last_after_all = ns["_last_after_all"]
     assert last_after_all(None)
     assert last_after_all([(0, []), (1, []), (0, [1])])  # the join waits on the side branch

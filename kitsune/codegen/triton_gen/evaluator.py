@@ -122,10 +122,13 @@ class Evaluator:
 
     def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
         t = self.gen.plan.tensors[name]
-        off = ladd(*(lscale(x, s) for x, s in zip(idx, strides(t.shape))))
+        return self.load_offset(name, ladd(*(lscale(x, s) for x, s in zip(idx, strides(t.shape)))), cs, neutral, raw)
+
+    def load_offset(self, name: str, off, cs, neutral, raw: bool = False) -> TV:
+        """Global tensor ``name`` at the flat offset ``off`` where ``cs`` hold, else ``neutral``."""
         # an earlier stage of this kernel wrote it: read through L2 (never an L1 line older than the wait)
         extra = ', cache_modifier=".cg"' if name in self.stage.awaited else ""
-        return self.mem.load(name, off, cs, neutral, t.dtype, extra, raw=raw)
+        return self.mem.load(name, off, cs, neutral, self.gen.plan.tensors[name].dtype, extra, raw=raw)
 
     def load_queue(self, q: Queue, idx, cs, neutral, raw: bool = False) -> TV:
         tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]
@@ -152,10 +155,7 @@ class Evaluator:
             if isinstance(src.owner, Block) and src in self.stage.args:
                 # a row-major tensor in memory: the reshape's flat index is its offset (DLRM's triangle gathered
                 # from the [B, 9, 9] interaction through [B, 81]: no division per element)
-                name = self.stage.args[src]
-                extra = ', cache_modifier=".cg"' if name in self.stage.awaited else ""
-                tv = self.mem.load(name, lin, self.b.conds((lin,), (math.prod(sshape),)), 0.0,
-                                   self.gen.plan.tensors[name].dtype, extra)
+                tv = self.load_offset(self.stage.args[src], lin, self.b.conds((lin,), (math.prod(sshape),)), 0.0)
             elif isinstance(src.owner, Block) or src in self.pop_of:
                 tv = self.access(src, sidx, 0.0)
             else:

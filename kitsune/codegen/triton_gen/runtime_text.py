@@ -305,19 +305,23 @@ def _streams(state):
     return state["branches"], state.get("streams")
 
 
+def _ordered_after(plan):
+    """Per kernel of a branch plan, the earlier kernels it runs after: those on its own stream, those it waits
+    for, and everything they run after."""
+    after = []
+    for j, (slot, deps) in enumerate(plan):
+        a = set()
+        for i in range(j):
+            if plan[i][0] == slot or i in deps:
+                a |= {i} | after[i]
+        after.append(a)
+    return after
+
+
 def _last_after_all(plan):
     """The last kernel runs after every other one (one stream, or its waits reach every branch): it may move
     the epoch on itself (``BUMP``)."""
-    if plan is None:
-        return True
-    before = []
-    for j, (slot, deps) in enumerate(plan):
-        after = set()
-        for i in range(j):
-            if plan[i][0] == slot or i in deps:
-                after |= {i} | before[i]
-        before.append(after)
-    return len(before[-1]) == len(plan) - 1
+    return plan is None or len(_ordered_after(plan)[-1]) == len(plan) - 1
 
 
 def _bump_in_kernel(state, plan):
