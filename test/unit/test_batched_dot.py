@@ -178,6 +178,24 @@ def test_launch_branches_keep_every_dependence():
     _check_plan(mod, mod._branches(2))
 
 
+def test_branch_priorities_follow_the_longest_chain(monkeypatch):
+    """DLRM's shape of plan: a three-kernel chain (slot 0) beside one long kernel (slot 1), joined by the next
+    kernel. The chain's slot is dispatched first (a lower stream priority); equal chains, or
+    KITSUNE_BRANCH_PRIORITY=0, give equal priorities."""
+    import torch
+
+    mod = _generated_module(_branchy_model()(), (torch.randn(64, 24), torch.randint(0, 50, (64, 5))))
+    plan = [(0, []), (1, []), (0, []), (0, []), (0, [1]), (0, [])]
+    assert mod._chain_lengths(plan) == [5, 3, 4, 3, 2, 1]
+    assert mod._priorities(plan) == [-1, 0]
+    three = [(0, []), (1, []), (2, []), (1, []), (0, [3, 2])]  # heads: 2, 3, 2
+    assert mod._chain_lengths(three) == [2, 3, 2, 2, 1]
+    assert mod._priorities(three) == [0, -1, 0]
+    assert mod._priorities([(0, []), (1, []), (0, [1])]) == [0, 0]
+    monkeypatch.setenv("KITSUNE_BRANCH_PRIORITY", "0")
+    assert mod._priorities(plan) == [0, 0]
+
+
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_last_kernel_moves_the_epoch(mode):
     """No separate increment: the last kernel's last ticket holder stores epoch + 1, so the tickets (and a

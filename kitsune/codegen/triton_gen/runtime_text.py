@@ -291,9 +291,37 @@ def _branches(limit):
     return out
 
 
+def _chain_lengths(plan):
+    """Per kernel of a branch plan, the most kernels on a path of dependences from it to the end, itself
+    included (its own stream's later kernels and the kernels that wait on it are its successors)."""
+    n = len(plan)
+    length = [1] * n
+    for j in reversed(range(n)):
+        for i in range(j + 1, n):
+            if plan[i][0] == plan[j][0] or j in plan[i][1]:
+                length[j] = max(length[j], 1 + length[i])
+    return length
+
+
+def _priorities(plan):
+    """Per stream slot, its stream priority (0: the caller's; lower: dispatched sooner when both have CTAs
+    waiting): slots ranked by the chain that starts at their first kernel, the longest first. The critical
+    path goes first: DLRM's three-kernel bottom MLP takes SMs from the embedding bags' grid as it frees them
+    instead of waiting until all 1024 bag CTAs have been dispatched (KITSUNE_BRANCH_PRIORITY=0: all equal)."""
+    length = _chain_lengths(plan)
+    head = {}
+    for j, (slot, _) in enumerate(plan):
+        head.setdefault(slot, length[j])
+    if os.environ.get("KITSUNE_BRANCH_PRIORITY", "1") in ("", "0"):
+        return [0] * len(head)
+    levels = sorted(set(head.values()))
+    return [-levels.index(head[s]) for s in range(len(head))]
+
+
 def _streams(state):
-    """The side streams of ``state`` for concurrent branches (CUDA, KITSUNE_BRANCHES streams in all, default 4;
-    1 or programmatic dependent launch: one stream), made once."""
+    """The streams of ``state`` per slot for concurrent branches (CUDA, KITSUNE_BRANCHES slots in all, default
+    4; 1 or programmatic dependent launch: one stream), made once. A slot of priority 0 runs on the caller's
+    stream when it is slot 0, any other on a stream of its own made with its priority (``_priorities``)."""
     if "branches" not in state:
         n = int(os.environ.get("KITSUNE_BRANCHES", "4"))
         plan = _branches(n) if state["device"].type == "cuda" and not state.get("pdl") and n > 1 else None
@@ -301,7 +329,9 @@ def _streams(state):
             plan = None
         state["branches"] = plan
         if plan is not None:
-            state["streams"] = [torch.cuda.Stream(state["device"]) for _ in range(max(s for s, _ in plan))]
+            state["priorities"] = _priorities(plan)
+            state["streams"] = [None if s == 0 and p == 0 else torch.cuda.Stream(state["device"], priority=p)
+                                for s, p in enumerate(state["priorities"])]
     return state["branches"], state.get("streams")
 
 
@@ -340,11 +370,12 @@ def launch(state, tensors, watchdog=0):
     env.update(tensors)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     pdl = _pdl_args(state)
-    plan, side = _streams(state)
+    plan, own = _streams(state)
     bump = _bump_in_kernel(state, plan)
     if plan is not None:
         main = torch.cuda.current_stream(state["device"])
-        streams = [main] + side
+        streams = [main if s is None else s for s in own]
+        side = [s for s in own if s is not None]
         start = main.record_event()
         for s in side:
             s.wait_event(start)
