@@ -34,6 +34,11 @@ by reshape / expand / reshape, as graph-decompose does)::
 and yields ``(o_p, m_p, l_p)``. The combine folds them with the online-softmax
 rescaling ``M = max_p m_p``, ``w_p = exp(m_p - M)``,
 ``O = (sum_p w_p * o_p) / (sum_p w_p * l_p)`` and runs the epilogue on ``O``.
+With the decode_attention template (one query) the partials are **one** task
+(``split_attention_in_one_task``): L_kv is reshaped to ``[P, L / P]``, the parts
+are a dim of the partial's results (one stage function and three buffers, not
+``P`` of each: 32 replicated stage functions made the kernel's code miss the
+instruction cache), and the combine reduces that dim.
 
 The split op is the one with the longest reduction among those whose prologue is
 private to it (nothing else in the body reads it, so the combine does not need
@@ -206,7 +211,8 @@ class SplitReductionPass(ModulePass):
             return
         red, p = c
         if red.OPDEF.name == "attention":
-            self.split_attention(t, red, p)
+            if not self.split_attention_in_one_task(t, red, p):
+                self.split_attention(t, red, p)
             return
         if red.OPDEF.name in FOLD and self.split_in_one_task(t, red, p):
             return
@@ -327,6 +333,74 @@ class SplitReductionPass(ModulePass):
         if self.remarks:
             print(f"kitsune-split-reduction: task \"{t.task_name}\" has {tiles} tile(s) for {self.sms} SMs: "
                   f"{what} + \"{comb.task_name}\"", file=sys.stderr)
+
+    def split_attention_in_one_task(self, t: df.TaskOp, att: Operation, p: int) -> bool:
+        """Flash-decoding as **one** partial task of ``P`` parts (the decode_attention template's form, one
+        query): k and v (kv heads expanded) are reshaped so that L_kv becomes ``[P, L / P]``, the query is
+        repeated over the parts, and the softmax chain runs per part on 5-D tensors ``[B, Hq, P, 1, ...]``; the
+        results are ``o [B, Hq, P, Ev]``, ``m`` and ``l [B, Hq, P, 1]``, whose tiles are one part wide (a work
+        item is a group of query heads and a part: one stage function, not ``P``). The combine reduces the
+        parts dim: ``M = amax(m)``, ``w = exp(m - M)``, ``O = sum(w o) / sum(w l)``. ``P`` is the largest divisor
+        of L_kv up to the chosen count; False (the caller makes replicated partials) without the template, with
+        more than one query, or when only ``P = 1`` divides and more parts were asked for."""
+        prob = decode_attention_problem(att) if self.templates else None
+        if prob is None:
+            return False
+        block = t.body.blocks.first
+        q, k, v = att.operands[:3]
+        qs, ks, vs = _shape(q), _shape(k), _shape(v)
+        B, Hq, Lq, E = qs
+        Hk, L, Ev = ks[1], ks[2], vs[3]
+        parts = max(d for d in range(1, min(p, L) + 1) if L % d == 0)
+        if parts == 1 and p > 1:
+            return False
+        C, g = L // parts, Hq // Hk
+        scale = att.attrs()["scale"] or 1.0 / math.sqrt(E)
+        et = att.results[0].type.get_element_type()
+        body, vmap = _body_like(block)
+        b = GraphBuilder.at_end(body)
+        qi, ki, vi = (_full(x, body, vmap) for x in (q, k, v))
+        if g > 1:
+            ki, vi = b.expand_heads(ki, g), b.expand_heads(vi, g)
+        k5 = b.op("reshape", ki, result_type=TensorType(et, [B, Hq, parts, C, E]))
+        v5 = b.op("reshape", vi, result_type=TensorType(et, [B, Hq, parts, C, Ev]))
+        q5 = b.op("reshape", qi, result_type=TensorType(et, [B, Hq, 1, 1, E]))
+        if parts > 1:
+            q5 = b.op("expand", q5, shape=[B, Hq, parts, 1, E])
+        s = b.op("mul", b.op("matmul", q5, k5, transpose_b=True), b.scalar(scale, q5))
+        if len(att.operands) > 3:  # the additive mask, broadcastable to [B, Hq, 1, L]: [.., parts, 1, C]
+            mk = _full(att.operands[3], body, vmap)
+            ms = [1] * (4 - len(_shape(mk))) + list(_shape(mk))
+            keys = [parts, 1, C] if ms[3] == L else [1, 1, 1]
+            s = b.op("add", s, b.op("reshape", mk, result_type=TensorType(et, ms[:2] + keys)))
+        m = b.op("amax", s, dims=[4], keepdim=True)
+        e = b.op("exp", b.op("sub", s, m))
+        l_ = b.op("sum", e, dims=[4], keepdim=True)
+        o = b.op("matmul", e, v5)
+        o_t, r_t = TensorType(et, [B, Hq, parts, Ev]), TensorType(et, [B, Hq, parts, 1])
+        ys = [b.op("reshape", o, result_type=o_t), b.op("reshape", m, result_type=r_t),
+              b.op("reshape", l_, result_type=r_t)]
+        body.add_op(df.YieldOp(ys))
+        cfg = replace(DecodeAttentionConfig.for_sms(prob, self.sms), PARTS=parts, BN=32 if C <= 32 else 64)
+        pt = df.TaskOp(f"{t.task_name}_part", "partial", list(t.ins), [o_t, r_t, r_t], [1, prob.M, 1, Ev],
+                       Region(body), {"template": StringAttr("decode_attention"), "config": config_attr(cfg)})
+        pt.drop_unused_args()
+        chans = [df.ChannelOp(r, "all") for r in pt.results]
+        # combine: rescale the parts by their maxima, sum them, divide; then the original epilogue
+        cbody, cmap = _body_like(block, [o_t, r_t, r_t])
+        os_, ms_, ls_ = cbody.args[len(block.args):]
+        cb = GraphBuilder.at_end(cbody)
+        for op in block.ops:
+            if op is att:
+                w = cb.op("exp", cb.op("sub", ms_, cb.op("amax", ms_, dims=[2], keepdim=True)))
+                num = cb.op("sum", cb.op("mul", w, os_), dims=[2], keepdim=True)
+                den = cb.op("sum", cb.op("mul", w, ls_), dims=[2], keepdim=True)
+                cmap[att.results[0]] = cb.op("div", num, den)
+                continue
+            cbody.add_op(op.clone(value_mapper=cmap))
+        self._replace(t, [pt, *chans], cbody, [c.result for c in chans],
+                      f"attention split along its key/value length ({L}) into one partial task of {parts} parts", p)
+        return True
 
     def split_attention(self, t: df.TaskOp, att: Operation, p: int) -> None:
         """Flash-decoding: ``p`` partials over chunks of L_kv yielding (o, m, l), an online-softmax combine."""

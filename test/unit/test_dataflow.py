@@ -314,8 +314,10 @@ ATTENTIONS = {"gqa": ATT_GQA, "mha": ATT_MHA, "gqa_uneven": _attention(8, 2, 1, 
 @pytest.mark.parametrize("name", sorted(ATTENTIONS))
 @pytest.mark.parametrize("p", [2, 3, 5])
 def test_split_attention_online_softmax(name, p):
-    """Flash-decoding split along L_kv: interpreter(graph) == interpreter(partials + online-softmax combine)."""
-    m = _check_same(ATTENTIONS[name], [FormRegionsPass(), SplitReductionPass(force=p)], rtol=1e-5, atol=1e-6)
+    """Flash-decoding split along L_kv: interpreter(graph) == interpreter(partials + online-softmax combine)
+    (a partial task per chunk: the form without the decode_attention template)."""
+    m = _check_same(ATTENTIONS[name], [FormRegionsPass(), SplitReductionPass(force=p, templates=False)],
+                    rtol=1e-5, atol=1e-6)
     ts = _tasks(m)
     parts = [t for t in ts if t.task_kind == "partial"]
     (comb,) = [t for t in ts if t.task_kind == "combine"]
@@ -330,6 +332,31 @@ def test_split_attention_online_softmax(name, p):
     for t in parts:
         pn = [o.name for o in t.body.blocks.first.ops]
         assert {"graph.amax", "graph.exp", "graph.sum"} <= set(pn) and "graph.attention" not in pn
+
+
+@pytest.mark.parametrize("name", sorted(ATTENTIONS))
+@pytest.mark.parametrize("p", [2, 3, 5])
+def test_split_attention_in_one_task(name, p):
+    """With the decode_attention template, one query: ONE partial task whose results carry the parts as dim 2
+    (P = the largest divisor of L_kv up to p), the combine reduces that dim; meaning preserved. A prime key
+    length (37) keeps a partial per chunk; several queries (prefill, MHA's two) keep the generic partials."""
+    src = ATTENTIONS[name]
+    att = next(o for o in parse_module(src).walk() if o.name == "graph.attention")
+    (B, Hq, Lq, _), L, Ev = att.operands[0].type.get_shape(), att.operands[1].type.get_shape()[2], \
+        att.operands[2].type.get_shape()[3]
+    m = _check_same(src, [FormRegionsPass(), SplitReductionPass(force=p)], rtol=1e-5, atol=1e-6)
+    parts = [t for t in _tasks(m) if t.task_kind == "partial"]
+    P = max(d for d in range(1, p + 1) if L % d == 0)
+    if Lq > 1 or P == 1:
+        assert len(parts) == p and all(t.task_name[-1].isdigit() for t in parts)
+        return
+    (pt,) = parts
+    assert pt.task_name.endswith("_part") and pt.attributes["template"].data == "decode_attention"
+    assert [tuple(o.type.get_shape()) for o in pt.outs] == [(B, Hq, P, Ev), (B, Hq, P, 1), (B, Hq, P, 1)]
+    assert pt.num_tiles() == B * P * Hq // pt.tile_sizes()[1]
+    (comb,) = [t for t in _tasks(m) if t.task_kind == "combine"]
+    red = [o for o in comb.body.blocks.first.ops if o.name in ("graph.amax", "graph.sum")]
+    assert len(red) == 3 and all(list(o.attrs()["dims"]) == [2] for o in red)
 
 
 def test_split_attention_choice_of_p():
@@ -347,7 +374,8 @@ def test_split_attention_choice_of_p():
 def test_split_attention_decode_template_choice():
     """Where the decode_attention template applies (one query, head dims of 16..256), the partials take it,
     with a tile of the query heads that share a key/value head, and P = about two work items per SM in chunks
-    of at least 32 keys (DecodeAttentionConfig.for_sms); it is the only split of the task, forced or not."""
+    of at least 32 keys (DecodeAttentionConfig.for_sms; the largest divisor of the key length up to it: one
+    partial task of P parts); it is the only split of the task, forced or not."""
     from kitsune.passes.split_reduction import decode_attention_problem
     from kitsune.schedule.configs import DecodeAttentionConfig
 
@@ -357,12 +385,13 @@ def test_split_attention_decode_template_choice():
         att = next(o for o in parse_module(text).walk() if o.name == "graph.attention")
         prob = decode_attention_problem(att)
         assert prob is not None
-        parts = [t for t in _tasks(m) if t.task_kind == "partial"]
+        (part,) = [t for t in _tasks(m) if t.task_kind == "partial"]  # one task of P parts
         want = force or DecodeAttentionConfig.for_sms(prob, sms).PARTS
-        assert len(parts) == want
-        for t in parts:
-            assert t.attributes["template"].data == "decode_attention"
-            assert t.tile_sizes()[1] == prob.M and t.tile_sizes()[2] == 1
+        keys = att.operands[1].type.get_shape()[2]
+        P = max(d for d in range(1, want + 1) if keys % d == 0)
+        assert part.outs[0].type.get_shape()[2] == P and part.attributes["config"].data["PARTS"].value.data == P
+        assert part.attributes["template"].data == "decode_attention"
+        assert part.tile_sizes()[1] == prob.M and part.tile_sizes()[2] == 1
 
 
 @pytest.mark.parametrize("opts", [dict(force=2), dict(force=3), dict(force=5), dict(min_chunk=4)])

@@ -144,12 +144,15 @@ func.func @softmax_decomposed(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
 // FULL-LABEL: func.func @attention_gqa
 // FULL-NOT: partial
 
-// With the decode_attention template (the default; one query, head dims 16): a partial per chunk of at
-// least 32 keys (40 keys: one; blocks of 32 keys, a chunk being shorter than 64), a tile of the 4 query heads that share a kv head, template and config on it.
+// With the decode_attention template (the default; one query, head dims 16): one partial task whose parts are
+// chunks of at least 32 keys (40 keys: one part; blocks of 32 keys, a chunk being shorter than 64), a tile of the
+// 4 query heads that share a kv head and one part, template and config on it; the combine reduces the parts dim.
 // TPL-LABEL: func.func @attention_gqa
-// TPL: dataflow.task "attention_0_part0" partial ({{.*}}) tile [1, 4, 1, 16] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 1 : i64}} : ({{.*}}) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
-// TPL-NOT: attention_0_part1
+// TPL: dataflow.task "attention_0_part" partial ({{.*}}) tile [1, 4, 1, 16] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 1 : i64}} : ({{.*}}) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
+// TPL: graph.reshape {{.*}} -> tensor<1x8x1x40x16xf32>
+// TPL-NOT: dataflow.task "attention_0_part
 // TPL: dataflow.task "attention_0_combine" combine
+// TPL: graph.amax %{{.*}} {dims = [2], keepdim = true} : tensor<1x8x1x1xf32> -> tensor<1x8x1x1xf32>
 
 // FORCE-LABEL: func.func @attention_gqa
 // FORCE: %[[O0:.*]], %[[M0:.*]], %[[L0:.*]] = dataflow.task "attention_0_part0" partial (%[[Q:.*]], %[[K:.*]], %[[V:.*]]) tile [1, 1, 1, 16] : (tensor<1x8x1x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
@@ -249,11 +252,19 @@ func.func @attention_mha(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x33x16xf32>, %v
 // Default: 21 keys are less than two chunks of 64, the attention task stays whole.
 // force=2: chunks of 10 and 11 keys. min_chunk=4: 21 // 4 = 5 partials (4, 4, 5, 4, 4 keys).
 
-// LLAMATPL: dataflow.task "attention_1_part0" partial {{.*}} tile [1, 4, 1, 64] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 3 : i64}}
-// LLAMATPL: dataflow.task "attention_1_part1" partial {{.*}} tile [1, 4, 1, 64]
-// LLAMATPL: dataflow.task "attention_1_part2" partial {{.*}} tile [1, 4, 1, 64]
-// LLAMATPL-NOT: attention_1_part3
+// With the template, force=3: one partial task of 3 parts of 7 keys (a work item: the 4 query heads and a part);
+// k and v reshaped to [B, Hq, parts, keys, E], the query repeated over the parts; the combine rescales the parts
+// by exp(m - max m) and sums them over the parts dim.
+// LLAMATPL: dataflow.task "attention_1_part" partial {{.*}} tile [1, 4, 1, 64] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 3 : i64}} : ({{.*}}) -> (tensor<1x4x3x64xf32>, tensor<1x4x3x1xf32>, tensor<1x4x3x1xf32>)
+// LLAMATPL: graph.reshape {{.*}} : tensor<1x4x21x64xf32> -> tensor<1x4x3x7x64xf32>
+// LLAMATPL: graph.expand {{.*}} {shape = [1, 4, 3, 1, 64]}
+// LLAMATPL: graph.matmul {{.*}} {transpose_b = true} : tensor<1x4x3x1x64xf32>, tensor<1x4x3x7x64xf32> -> tensor<1x4x3x1x7xf32>
+// LLAMATPL: graph.amax {{.*}} {dims = [4], keepdim = true}
+// LLAMATPL-NOT: dataflow.task "attention_1_part
 // LLAMATPL: dataflow.task "attention_1_combine" combine
+// LLAMATPL: graph.amax {{.*}} {dims = [2], keepdim = true} : tensor<1x4x3x1xf32> -> tensor<1x4x1x1xf32>
+// LLAMATPL: graph.sum {{.*}} {dims = [2], keepdim = true} : tensor<1x4x3x64xf32> -> tensor<1x4x1x64xf32>
+// LLAMATPL: graph.div
 
 // LLAMA: dataflow.task "attention_1" contraction
 // LLAMA-NOT: attention_1_part

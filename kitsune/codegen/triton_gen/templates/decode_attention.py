@@ -12,7 +12,10 @@ blocks of ``BN``, with the online-softmax recurrence
 
     m' = max(m, max_j s);  a = exp(m - m');  l = a l + sum_j exp(s - m');  o = a o + exp(s - m') @ v
 
-The work item is one tile ``[1, H, 1, Ev]`` of the partial's result: ``H`` query heads
+The partial is one task of ``P`` parts (``split_attention_in_one_task``: the chain runs on
+``[B, Hq, P, 1, ..]`` tensors, k and v reshaped to ``[B, Hq, P, L / P, E]``), or, where no ``P``
+divides the key length, one task per chunk. The work item is one tile ``[1, H, 1, Ev]`` of the
+partial's result ``[B, Hq, P, Ev]`` (``[B, Hq, 1, Ev]`` per chunk): ``H`` query heads
 that share one key/value head (GQA), which are the rows of both ``tl.dot`` s (padded to
 16 rows by clamping: a padded row repeats the tile's last head, and its stores are
 masked), so K and V are read once per group instead of once per head.
@@ -50,6 +53,10 @@ def attention_chain(stage) -> tuple | None:
     ys = [v for v, _, _ in stage.stores]
     if len(ys) != 3 or stage.pops or stage.pushes:
         return None
+    # the one-task form (``split_attention_in_one_task``): the chain runs on [B, Hq, P, 1, ..] and its results
+    # are reshaped to [B, Hq, P, ..]
+    if all(_owner_named(y, "reshape") is not None for y in ys):
+        ys = [y.owner.operands[0] for y in ys]
     o, m, l_ = ys
     mm2, summ, amax = _owner_named(o, "matmul"), _owner_named(l_, "sum"), _owner_named(m, "amax")
     if mm2 is None or summ is None or amax is None:
@@ -77,7 +84,8 @@ def attention_chain(stage) -> tuple | None:
             or mm2.attrs()["transpose_a"] or mm2.attrs()["transpose_b"]:
         return None
     q, k = mm1o.operands
-    if mask is not None and len(tensor_shape(mask.type)) > 4:
+    rank = len(tensor_shape(k.type))
+    if mask is not None and len(tensor_shape(mask.type)) > rank or rank not in (4, 5):
         return None
     return q, k, v, scale, o, m, l_, mask
 
@@ -92,8 +100,10 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the decode_attention template needs a partial "
                            f"yielding (o, m, l) of softmax(q k^T * scale) v with tiles [1, H, 1, Ev]")
     q, k, v, scale, o, m, l_, mask = chain
-    L, E = tensor_shape(k.type)[2], tensor_shape(q.type)[3]
-    Ev = tensor_shape(v.type)[3]
+    five = len(tensor_shape(k.type)) == 5  # one task of P parts: [B, Hq, P, keys, E], the part is idx[2]
+    L, E = tensor_shape(k.type)[-2], tensor_shape(q.type)[-1]
+    Ev = tensor_shape(v.type)[-1]
+    ys = [y for y, _, _ in st.stores]
     BN = int(g.cfg.get("BN", 64))
 
     body = g.open_work_items(None)
@@ -107,7 +117,8 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
                            f"16 rows (tile {list(T)})")
     # the tile's first head: every head of the tile reads the same key/value head
     h0 = Lin(tuple((a, c) for a, c in idx[1].terms if a.kind != "axis"), idx[1].const)
-    qv = ev.result_at(q, (idx[0], idx[1], idx[2], b.axis(ea, E - 1)))
+    lead = (idx[0], idx[1], idx[2], lconst(0)) if five else (idx[0], idx[1], idx[2])
+    qv = ev.result_at(q, lead + (b.axis(ea, E - 1),))
     et = dtype_key(q.type.get_element_type())
     low = et in ("bf16", "f16")  # tensor-core operands in the model's type (fp32 accumulation), else fp32
     dt = TL[et] if low else "tl.float32"
@@ -132,16 +143,17 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     else:
         em.emit("nb = n0", 2)
         n = ladd(b.sym("nb", 0, 0, 2), b.axis(na, BN - 1))
-    kv = ev.result_at(k, (idx[0], h0, n, b.axis(ea, E - 1)))
-    vv = ev.result_at(v, (idx[0], h0, n, b.axis(ea, Ev - 1)))
+    kvix = (idx[0], h0, idx[2], n) if five else (idx[0], h0, n)
+    kv = ev.result_at(k, kvix + (b.axis(ea, E - 1),))
+    vv = ev.result_at(v, kvix + (b.axis(ea, Ev - 1),))
     fr = b.frame_of({ea, na})  # (head dim, keys): K^T and V^T
     em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", 2)
     em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", 2)
     em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
     if mask is not None:  # the additive mask at (the tile's heads, the block's keys), broadcast right-aligned
         ms = tensor_shape(mask.type)
-        full = (idx[0], idx[1], idx[2], n)
-        mix = tuple(lconst(0) if ms[d] == 1 else full[4 - len(ms) + d] for d in range(len(ms)))
+        full = (idx[0], idx[1], idx[2], lconst(0), n) if five else (idx[0], idx[1], idx[2], n)
+        mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
         mv = ev.result_at(mask, mix)
         em.emit(f"s = s + ({b.block(mv, (ha, na))}).to(tl.float32)", 2)
     if L < BN:  # keys past the chunk
@@ -157,9 +169,9 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     em.close(1, loop)
     # the results: o [.., H, 1, Ev], m and l [.., H, 1, 1]
     one = (idx[0], idx[1], idx[2], lconst(0))
-    for val, tv, ix in ((o, TV("o_run", (ha, ea), 1, "f"), idx),
-                        (m, TV("m_run", (ha,), 1, "f"), one),
-                        (l_, TV("l_run", (ha,), 1, "f"), one)):
+    for val, tv, ix in ((ys[0], TV("o_run", (ha, ea), 1, "f"), idx),
+                        (ys[1], TV("m_run", (ha,), 1, "f"), one),
+                        (ys[2], TV("l_run", (ha,), 1, "f"), one)):
         g.store(next(buf for y, buf, _ in st.stores if y is val), tv, ix, whole=False)
     g.close_work_items(body)
     return g.body_text()
