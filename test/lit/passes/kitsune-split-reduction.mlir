@@ -145,10 +145,10 @@ func.func @softmax_decomposed(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
 // FULL-NOT: partial
 
 // With the decode_attention template (the default; one query, head dims 16): one partial task whose parts are
-// chunks of at least 32 keys (40 keys: one part; blocks of 32 keys, a chunk being shorter than 64), a tile of the
+// chunks of at least 32 keys (40 keys: one part; one block of 64 keys, its lanes past 40 masked), a tile of the
 // 4 query heads that share a kv head and one part, template and config on it; the combine reduces the parts dim.
 // TPL-LABEL: func.func @attention_gqa
-// TPL: dataflow.task "attention_0_part" partial ({{.*}}) tile [1, 4, 1, 16] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 32 : i64, PARTS = 1 : i64}} : ({{.*}}) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
+// TPL: dataflow.task "attention_0_part" partial ({{.*}}) tile [1, 4, 1, 16] attributes {template = "decode_attention", config = {warps = 4 : i64, stages = 2 : i64, BN = 64 : i64, PARTS = 1 : i64}} : ({{.*}}) -> (tensor<1x8x1x16xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
 // TPL: graph.reshape {{.*}} -> tensor<1x8x1x40x16xf32>
 // TPL-NOT: dataflow.task "attention_0_part
 // TPL: dataflow.task "attention_0_combine" combine
