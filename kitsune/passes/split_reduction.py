@@ -373,10 +373,7 @@ class SplitReductionPass(ModulePass):
             ms = [1] * (4 - len(_shape(mk))) + list(_shape(mk))
             keys = [parts, 1, C] if ms[3] == L else [1, 1, 1]
             s = b.op("add", s, b.op("reshape", mk, result_type=TensorType(et, ms[:2] + keys)))
-        m = b.op("amax", s, dims=[4], keepdim=True)
-        e = b.op("exp", b.op("sub", s, m))
-        l_ = b.op("sum", e, dims=[4], keepdim=True)
-        o = b.op("matmul", e, v5)
+        o, m, l_ = _softmax_partial(b, s, v5)
         o_t, r_t = TensorType(et, [B, Hq, parts, Ev]), TensorType(et, [B, Hq, parts, 1])
         ys = [b.op("reshape", o, result_type=o_t), b.op("reshape", m, result_type=r_t),
               b.op("reshape", l_, result_type=r_t)]
@@ -439,10 +436,7 @@ class SplitReductionPass(ModulePass):
                 ms = _shape(mk)
                 mi = _sliced(mk, len(ms) - 1, lo, hi, body, vmap, {}) if ms and ms[-1] == L else _full(mk, body, vmap)
                 s = b.op("add", s, mi)
-            m = b.op("amax", s, dims=[3], keepdim=True)
-            e = b.op("exp", b.op("sub", s, m))
-            l_ = b.op("sum", e, dims=[3], keepdim=True)
-            o = b.op("matmul", e, vi)
+            o, m, l_ = _softmax_partial(b, s, vi)
             body.add_op(df.YieldOp([o, m, l_]))
             pt = df.TaskOp(f"{t.task_name}_part{i}", "partial", list(t.ins), [o_t, r_t, r_t], ptile, Region(body))
             for name, attr in attrs.items():
@@ -472,6 +466,17 @@ class SplitReductionPass(ModulePass):
             body.add_op(o.clone(value_mapper=vmap))
         self._replace(t, new_ops, body, [c.result for c in chans],
                       f"attention split along its key/value length ({L}) into {p} partials", p)
+
+
+def _softmax_partial(b: GraphBuilder, s: SSAValue, v: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """A flash-decoding partial from its scaled (and masked) scores ``s`` over its keys (the last dim) and its
+    values ``v``: ``(o, m, l)`` with ``m`` the max score, ``l`` the sum of ``exp(s - m)`` and ``o`` the
+    unnormalised ``exp(s - m) @ v``."""
+    last = len(_shape(s)) - 1
+    m = b.op("amax", s, dims=[last], keepdim=True)
+    e = b.op("exp", b.op("sub", s, m))
+    l_ = b.op("sum", e, dims=[last], keepdim=True)
+    return b.op("matmul", e, v), m, l_
 
 
 def decode_attention_problem(att: Operation) -> Problem | None:

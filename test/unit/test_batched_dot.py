@@ -224,7 +224,7 @@ def test_last_after_all_plans():
     from kitsune.codegen.triton_gen.runtime_text import HOST
 
     ns: dict = {}
-    for fn in ("_ordered_after", "_last_after_all"):
+    for fn in ("_follows", "_ordered_after", "_last_after_all"):
         exec(compile(_function_source(HOST, fn), "<runtime>", "exec"), ns)
     last_after_all = ns["_last_after_all"]
     assert last_after_all(None)

@@ -291,14 +291,20 @@ def _branches(limit):
     return out
 
 
+def _follows(plan, j, i):
+    """Kernel ``j`` of a branch plan runs right after kernel ``i`` (an earlier one): on the same stream, or
+    waiting on it."""
+    return plan[j][0] == plan[i][0] or i in plan[j][1]
+
+
 def _chain_lengths(plan):
     """Per kernel of a branch plan, the most kernels on a path of dependences from it to the end, itself
-    included (its own stream's later kernels and the kernels that wait on it are its successors)."""
+    included (the kernels that ``_follows`` it are its successors)."""
     n = len(plan)
     length = [1] * n
     for j in reversed(range(n)):
         for i in range(j + 1, n):
-            if plan[i][0] == plan[j][0] or j in plan[i][1]:
+            if _follows(plan, i, j):
                 length[j] = max(length[j], 1 + length[i])
     return length
 
@@ -329,9 +335,8 @@ def _streams(state):
             plan = None
         state["branches"] = plan
         if plan is not None:
-            state["priorities"] = _priorities(plan)
             state["streams"] = [None if s == 0 and p == 0 else torch.cuda.Stream(state["device"], priority=p)
-                                for s, p in enumerate(state["priorities"])]
+                                for s, p in enumerate(_priorities(plan))]
     return state["branches"], state.get("streams")
 
 
@@ -339,10 +344,10 @@ def _ordered_after(plan):
     """Per kernel of a branch plan, the earlier kernels it runs after: those on its own stream, those it waits
     for, and everything they run after."""
     after = []
-    for j, (slot, deps) in enumerate(plan):
+    for j in range(len(plan)):
         a = set()
         for i in range(j):
-            if plan[i][0] == slot or i in deps:
+            if _follows(plan, j, i):
                 a |= {i} | after[i]
         after.append(a)
     return after

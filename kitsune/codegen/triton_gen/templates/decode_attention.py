@@ -103,7 +103,6 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     five = len(tensor_shape(k.type)) == 5  # one task of P parts: [B, Hq, P, keys, E], the part is idx[2]
     L, E = tensor_shape(k.type)[-2], tensor_shape(q.type)[-1]
     Ev = tensor_shape(v.type)[-1]
-    ys = [y for y, _, _ in st.stores]
     BN = int(g.cfg.get("BN", 64))
 
     body = g.open_work_items(None)
@@ -169,10 +168,9 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     em.close(1, loop)
     # the results: o [.., H, 1, Ev], m and l [.., H, 1, 1]
     one = (idx[0], idx[1], idx[2], lconst(0))
-    for val, tv, ix in ((ys[0], TV("o_run", (ha, ea), 1, "f"), idx),
-                        (ys[1], TV("m_run", (ha,), 1, "f"), one),
-                        (ys[2], TV("l_run", (ha,), 1, "f"), one)):
-        g.store(next(buf for y, buf, _ in st.stores if y is val), tv, ix, whole=False)
+    for (_, buf, _), tv, ix in zip(st.stores, (TV("o_run", (ha, ea), 1, "f"), TV("m_run", (ha,), 1, "f"),
+                                              TV("l_run", (ha,), 1, "f")), (idx, one, one)):
+        g.store(buf, tv, ix, whole=False)  # (the stores are o, m, l in this order: attention_chain)
     g.close_work_items(body)
     return g.body_text()
 
