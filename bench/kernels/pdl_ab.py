@@ -1,7 +1,9 @@
 """A/B: programmatic dependent launch (PDL) of a compiled program's kernels: off, 1 (next kernel launched once every
-program started), 2 (once every program did its work).
+program started), 2 (once every program did its work), 3 (each program prefetches its weights into L2, waits,
+then lets the next kernel launch: loads before waits, kitsune/codegen/triton_gen/prefetch.py).
 
-    python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--rounds 4] [--out FILE.json]
+    python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--settings 0,1,2,3] [--rounds 4]
+                                   [--out FILE.json]
 
 Per workload and mode, one compiled program; its launch (every kernel, in order, with ``state["pdl"]`` 0, 1 or 2:
 ``launch_pdl`` + ``griddepcontrol`` in each kernel when set) is checked against eager (bf16, rel. err < 2e-2, each
@@ -32,12 +34,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="all")
     ap.add_argument("--modes", default="bulk-sync")
+    ap.add_argument("--settings", default="0,1,2,3", help="PDL settings to compare (the first is the baseline)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     names = list(WORKLOADS) if a.workloads == "all" else a.workloads.split(",")
+    settings = [int(x) for x in a.settings.split(",")]
     rows = []
-    print(f"{'workload':16s} {'mode':9s} {'kernels':>7s} {'off us':>8s} {'on us':>8s} {'on/off-1':>8s} {'late us':>8s} {'late/off':>8s}  max err")
+    print(f"{'workload':16s} {'mode':9s} {'kernels':>7s} " + " ".join(f"{'pdl ' + str(p) + ' us':>10s} {'vs ' + str(settings[0]):>7s}" for p in settings) + "  max err")
     for name in names:
         src = get_source(name)
         model, inputs = src.build(1.0, torch.bfloat16, "cuda", 0)
@@ -50,27 +54,29 @@ def main() -> None:
             mod, st = prog.module, prog.state
             env = {**prog._tensors, **prog._prepare(inputs)}
             res = {}
-            for pdl in (0, 1, 2):
+            for pdl in settings:
                 st["pdl"] = pdl
                 outs = mod.launch(st, env)
                 torch.cuda.synchronize()
                 res[pdl] = max(rel_err(o, r) for o, r in zip(outs, ref))
-            times = {0: [], 1: [], 2: []}
+            times = {p: [] for p in settings}
             for r in range(a.rounds):
-                for pdl in ((0, 1, 2) if r % 2 == 0 else (2, 1, 0)):
+                for pdl in (settings if r % 2 == 0 else settings[::-1]):
                     st["pdl"] = pdl
                     times[pdl].append(graph_us(lambda: mod.launch(st, env)))
-            st["pdl"] = 1
-            outs = mod.launch(st, env)  # after the timing: still right
-            torch.cuda.synchronize()
-            res["after"] = max(rel_err(o, r) for o, r in zip(outs, ref))
-            off, on, late = (statistics.median(times[k]) for k in (0, 1, 2))
+            for pdl in settings:  # after the timing: still right
+                st["pdl"] = pdl
+                outs = mod.launch(st, env)
+                torch.cuda.synchronize()
+                res[f"after{pdl}"] = max(rel_err(o, r) for o, r in zip(outs, ref))
+            med = {p: statistics.median(times[p]) for p in settings}
             ok = max(res.values()) < 2e-2
-            print(f"{name:16s} {mode:9s} {len(mod.KERNELS):7d} {off:8.1f} {on:8.1f} {on / off - 1:+8.1%} {late:8.1f} "
-                  f"{late / off - 1:+8.1%}  {max(res.values()):.1e} {'ok' if ok else 'WRONG'}", flush=True)
-            rows.append({"workload": name, "mode": mode, "kernels": len(mod.KERNELS), "off_us": times[0],
-                         "on_us": times[1], "late_us": times[2], "err": {str(k): v for k, v in res.items()}, "ok": ok,
-                         "device": torch.cuda.get_device_name()})
+            base = med[settings[0]]
+            print(f"{name:16s} {mode:9s} {len(mod.KERNELS):7d} " + " ".join(f"{med[p]:10.1f} {med[p] / base - 1:+7.1%}" for p in settings)
+                  + f"  {max(res.values()):.1e} {'ok' if ok else 'WRONG'}", flush=True)
+            rows.append({"workload": name, "mode": mode, "kernels": len(mod.KERNELS),
+                         "us": {str(p): times[p] for p in settings}, "median_us": {str(p): med[p] for p in settings},
+                         "err": {str(k): v for k, v in res.items()}, "ok": ok, "device": torch.cuda.get_device_name()})
     if a.out:
         with open(a.out, "w") as fh:
             json.dump(rows, fh, indent=1)
