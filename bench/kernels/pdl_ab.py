@@ -1,8 +1,8 @@
 """A/B: programmatic dependent launch (PDL) of a compiled program's kernels: off, 1 (next kernel launched once every
-program started), 2 (once every program did its work), 3 (each program prefetches its weights into L2, waits,
-then lets the next kernel launch: loads before waits, kitsune/codegen/triton_gen/prefetch.py).
+program started), 2 (once every program did its work). Setting 3 (each program prefetched its weights into L2,
+waited, then let the next kernel launch) existed at commit 0e2b444 only: measured slower, removed (NOTES section 18).
 
-    python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--settings 0,1,2,3] [--rounds 4]
+    python bench/kernels/pdl_ab.py [--workloads all|a,b] [--modes bulk-sync] [--settings 0,1,2] [--rounds 4]
                                    [--out FILE.json]
 
 Per workload and mode, one compiled program; its launch (every kernel, in order, with ``state["pdl"]`` 0, 1 or 2:
@@ -34,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="all")
     ap.add_argument("--modes", default="bulk-sync")
-    ap.add_argument("--settings", default="0,1,2,3", help="PDL settings to compare (the first is the baseline)")
+    ap.add_argument("--settings", default="0,1,2", help="PDL settings to compare (the first is the baseline)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()

@@ -3,6 +3,9 @@ shorten a chain of decode GEMVs? (loads before waits without programmatic depend
 
     python bench/kernels/prefetch_next_probe.py [--rounds 5] [--out FILE.json]
 
+Runs at commit 0e2b444 only (the prefetch functions it calls were generated there; measured slower and removed
+after: NOTES section 18, ``prefetch-next-h100-2026-11-24.json``).
+
 Kitsune's own llama_decode_b1 bulk-sync kernels (generated here, full size, with their prefetch functions,
 kitsune/codegen/triton_gen/prefetch.py): O projection (k3), gate/up (k4), down (k5), QKV (k0), wrapped so that
 each program runs its stage and then (PF=1) the prefetch function of the next kernel's programs

@@ -28,7 +28,6 @@ class Blocks:
         self.unclamped: set[str] = set()  # padded axes whose lanes run on (masked) instead of repeating the last
         self.masked: dict[str, tuple] = {}  # value -> (mask, neutral) of the tl.where that made it
         self.steps: dict[str, int] = {}  # scalar -> the step its values are multiples of (a loop counter's)
-        self.dry = False  # a prefetch function's stage: nothing with a side effect is emitted (prefetch.py)
 
     # ---- names and axes
     def fresh(self, p: str = "v") -> str:

@@ -160,42 +160,6 @@ def lmod(x: Lin, c: int) -> Lin:
     return latom(a)
 
 
-def _tile_level(a: Atom, depth: int) -> bool:
-    """``a`` is fixed for one work item: a scalar defined at loop depth ``depth`` or above (a tile coordinate,
-    a split part), or a division / modulo of such scalars."""
-    if a.kind == "sym":
-        return a.depth <= depth
-    if a.kind in ("div", "mod") and a.arg is not None:
-        return all(_tile_level(t, depth) for t, _ in a.arg.terms)
-    return False
-
-
-def litem_span(x: Lin, steps: dict[str, int], depth: int = 1) -> tuple[Lin, int] | None:
-    """The contiguous range of indices ``x`` takes over one work item: (its first index -- the atoms fixed for
-    the item, defined at loop depth ``depth`` or above, plus a constant --, its length). The other atoms --
-    lanes, and loop counters stepping by ``steps`` (1 when absent) -- run over their ranges; they must tile
-    the range without a gap (each, by increasing stride, steps by at most what the smaller ones cover). None
-    when they leave gaps, or an atom that varies is a loaded value, a division or modulo, or unbounded."""
-    fixed = []
-    start = x.const
-    varying = []
-    for a, c in x.terms:
-        if _tile_level(a, depth):
-            fixed.append((a, c))
-            continue
-        if a.kind not in ("axis", "sym") or a.lo is None or a.hi is None:
-            return None
-        lo, hi = (a.lo, a.hi) if c > 0 else (a.hi, a.lo)
-        start += c * lo
-        if a.lo != a.hi:
-            varying.append((abs(c) * (steps.get(a.key, 1) if a.kind == "sym" else 1), abs(c) * (a.hi - a.lo)))
-    covered = 0  # the varying atoms seen so far cover [start, start + covered]
-    for stride, extent in sorted(varying):
-        if stride > covered + 1:
-            return None
-        covered += extent
-    return Lin(tuple(fixed), start), covered + 1
-
 
 def strides(shape: Sequence[int]) -> list[int]:
     """Row-major strides of ``shape`` (in elements)."""
@@ -207,4 +171,4 @@ def strides(shape: Sequence[int]) -> list[int]:
 
 
 __all__ = ["Atom", "Lin", "lconst", "latom", "ladd", "lscale", "lrange", "laxes", "ldepth", "lfloordiv", "lmod",
-           "litem_span", "strides"]
+           "strides"]

@@ -6,15 +6,12 @@ from kitsune.codegen.plan import is_float
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import Lin, laxes, ldepth
-from kitsune.codegen.triton_gen.prefetch import PrefetchSink, zeros_like_load
 from kitsune.codegen.triton_gen.syntax import TL, lit
 
 
 class Memory:
     def __init__(self, blocks: Blocks):
         self.b = blocks
-        # a dry stage (StageGen(prefetch=True)): loads are reported here and stand in as zeros, stores vanish
-        self.prefetch: PrefetchSink | None = None
 
     def load(self, ptr: str, off: Lin, cs, neutral: float, dt: str, extra: str = "", min_depth: int = 0,
              raw: bool = False) -> TV:
@@ -31,9 +28,6 @@ class Memory:
         frame = b.frame_of(axes)
         depth = max(ldepth(off), m.depth if m else 0, min_depth)
         kind = "f" if is_float(dt) else ("b" if dt == "i1" else "i")
-        if self.prefetch is not None:
-            self.prefetch.add(ptr, off, dt)
-            return b.tmp(zeros_like_load(b, frame, dt, raw, kind), frame, 0, kind)
         args = f"{ptr} + {b.render(off, frame)}"
         if m is not None:
             other = lit(neutral) if kind == "f" else ("0" if kind == "i" else "False")
@@ -65,8 +59,6 @@ class Memory:
               extra: str | None = None) -> None:
         """tl.store of ``tv`` at ``ptr + off`` (in the tile, depth 1), masked by ``m``, the tile's padded lanes
         and ``extra``."""
-        if self.prefetch is not None:
-            return
         _, rel, val, mask = self.tile_access(off, tv, m, lane, extra)
         self.b.em.emit(f"tl.store({ptr} + {rel}, ({val}).to({TL[dt]}){mask})", 1)
 

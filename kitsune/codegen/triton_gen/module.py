@@ -18,7 +18,6 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from kitsune.codegen.plan import Kernel, Plan, Tensor, build_plan, ident
-from kitsune.codegen.triton_gen.prefetch import per_program
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH
@@ -58,10 +57,6 @@ class TritonGen:
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
         self.kernel_tma: dict[str, list[str]] = {}  # tensors a kernel reads through TMA descriptors
-        # per kernel, (stage, function) of the stages with a prefetch function (prefetch.py): what PDL 3 runs
-        # before the grid dependency wait; KITSUNE_PREFETCH=0 emits none
-        self.kernel_prefetch: dict[str, list] = {}
-        self.prefetch = _env_on("KITSUNE_PREFETCH", "1")
         self.index_checks: list[tuple[str, str]] = []
         self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
 
@@ -82,7 +77,7 @@ class TritonGen:
     def emit_index_check(self, b, op, acc: Access, d: int, n: int, tv, depth: int) -> None:
         """Emit (through ``b``, a stage's ``Blocks``, at ``depth``) the check that the loaded index ``tv`` of
         ``acc``'s dim ``d`` lies in [0, n): a failure sets the error flag (nothing without ``index_checks``)."""
-        if self.index_checks_on and not b.dry:
+        if self.index_checks_on:
             b.em.emit(f"_index_check({b.place(tv, tv.frame)}, {n}, err, {self.index_check(op, acc, d, n)})", depth)
 
     def add_constant(self, arr: np.ndarray, dt: str) -> str:
@@ -103,7 +98,6 @@ class TritonGen:
         kern_texts = []
         for k in self.plan.kernels:
             stage_fns = []
-            prefetch_fns = []
             extra: set[str] = set()
             tma: set[str] = set()
             gl_body = self._gluon_stage(k)
@@ -118,10 +112,6 @@ class TritonGen:
                 extra |= g.extra_tensors
                 tma |= g.ev.tma.tensors
                 stage_fns.append((st, g.fn_name(), body))
-                pf = self._prefetch_body(k, st)
-                if pf is not None:
-                    prefetch_fns.append((st, g.fn_name() + "_prefetch", pf))
-            self.kernel_prefetch[k.name] = [(st, fn) for st, fn, _ in prefetch_fns]
             self.kernel_extra[k.name] = sorted(extra)
             self.kernel_tma[k.name] = sorted(tma)
             # every stage takes the kernel's parameters, constants found in any stage included
@@ -129,7 +119,7 @@ class TritonGen:
             deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
             texts = ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
                                        f"WATCHDOG: tl.constexpr):"] + body)
-                     for st, fn, body in stage_fns + prefetch_fns]
+                     for st, fn, body in stage_fns]
             kern_texts.append((k, params, stage_fns, texts))
         self.same_code = self._same_code(kern_texts)
         out.append(self._header())
@@ -159,14 +149,6 @@ class TritonGen:
         out.append(self._tables(kern_texts))
         out.append(HOST)
         return "\n".join(out)
-
-    def _prefetch_body(self, k: Kernel, st) -> list[str] | None:
-        """The body of stage ``st``'s prefetch function (``StageGen.prefetch_body``): its first work item's
-        parameters and constants into L2, run before the kernel's grid dependency wait under PDL 3."""
-        if not self.prefetch:
-            return None
-        read_only = {n for n, t in self.plan.tensors.items() if t.role in ("parameter", "constant")}
-        return StageGen(self, k, st).prefetch_body(read_only, per_program(k.grid))
 
     def is_gluon(self, k: Kernel) -> bool:
         """Kernel ``k`` is emitted as a Gluon kernel (``_gluon_stage`` took it)."""
@@ -209,8 +191,7 @@ class TritonGen:
         first: dict[tuple, str] = {}
         same: dict[str, str] = {}
         for k, params, stage_fns, texts in kern_texts:
-            names = [fn for _, fn, _ in stage_fns] + [fn for _, fn in self.kernel_prefetch.get(k.name, [])]
-            names += list(params)
+            names = [fn for _, fn, _ in stage_fns] + list(params)
             # the dispatcher's own name only where it is defined (a stage's loop variable may be called k44 too)
             disp = self._kernel_fn(k, params, stage_fns).replace(f"def {ident(k.name)}(", "def _kernel_(", 1)
             code = "\n".join(texts + [disp])
@@ -248,23 +229,14 @@ class TritonGen:
         lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
                  "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):",
-                 "    # programmatic dependent launch (sm_90), PDL 1 / 2 / 3: this grid may be launched before the",
-                 "    # previous kernel has finished, and waits for it (hence for all before it) before it reads or",
-                 "    # writes anything but its weights (3: prefetched into L2 first); the next kernel may be launched",
-                 "    # once every program of this one has started (1), has done its work (2) or waited (3)",
+                 "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
+                 "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
+                 "    # anything; the next kernel may be launched once every program of this one has started (1) or",
+                 "    # has done its work (2)",
                  "    if PDL == 1:",
-                 "        gdc_launch_dependents()"]
-        pfs = self.kernel_prefetch.get(k.name, [])
-        if pfs:
-            lines += ["    if PDL == 3:  # loads before waits: this program's first work item's weights into L2",
-                      "        _pf = tl.program_id(0)"]
-            for i, (st, fn) in enumerate(pfs):
-                lines += [f"        {'if' if i == 0 else 'elif'} _pf >= {st.lo} and _pf < {st.hi}:",
-                          f"            {fn}(_pf, {', '.join(params)}, ctr, err, 0, WATCHDOG)"]
-        lines += ["    if PDL:",
-                  "        gdc_wait()",
-                  "    if PDL == 3:  # the next kernel may launch once every program of this one is past its wait",
-                  "        gdc_launch_dependents()"]
+                 "        gdc_launch_dependents()",
+                 "    if PDL:",
+                 "        gdc_wait()"]
         if gluon:
             lines += ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
                       "    epoch = tl.load(epoch_ptr)",

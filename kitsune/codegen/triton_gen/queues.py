@@ -23,22 +23,16 @@ class QueueTraffic:
 
     def wait_popped(self) -> None:
         """Wait for the tiles of every popped queue this tile reads (in the tile, before its work)."""
-        if self.mem.prefetch is not None:  # a dry stage: no queue traffic
-            return
         for p, q in self.stage.pops:
             self.b.em.emit(self.pop_call("_pop_wait", q), 1)
 
     def free_popped(self) -> None:
         """Give the slots of the popped tiles back (after the tile's work)."""
-        if self.mem.prefetch is not None:
-            return
         for p, q in self.stage.pops:
             self.b.em.emit(self.pop_call("_pop_free", q), 1)
 
     def push(self, q: Queue, tv: TV) -> None:
         """Store the output tile's value ``tv`` into its slot of queue ``q`` and publish it."""
-        if self.mem.prefetch is not None:
-            return
         tstr = strides(q.tile)
         offs = [lscale(self.tile.local[d], tstr[d]) for d, t in enumerate(self.stage.tile) if t > 1]
         slot_base = f"(t % {q.capacity}) * {q.tile_elems}" if q.capacity < q.ntiles else f"t * {q.tile_elems}"

@@ -47,22 +47,6 @@ def _fence_gpu():
                                   pack=1)
 
 
-@triton.jit(noinline=True)
-def _prefetch_l2(start, nbytes, CHUNK: tl.constexpr):
-    # the nbytes from pointer start into L2 (loads before waits, prefetch.py): 128 bulk prefetches of CHUNK bytes
-    # (16-byte aligned and sized, the first rounded down to its 16 bytes, the last chunk's tail under 16
-    # bytes left out), fire and forget: nothing comes into registers, nothing waits, no fault. Not inlined:
-    # inlined, ptxas spilled in the kernel's main body (gate/up GEMV at 255 registers: 168 bytes)
-    if not _INTERPRETED:
-        a = start.to(tl.int64, bitcast=True)
-        a0 = a & -16
-        i = tl.arange(0, 128) * CHUNK
-        n = tl.minimum(tl.maximum(nbytes + (a - a0) - i, 0), CHUNK) // 16 * 16
-        tl.inline_asm_elementwise("{ .reg .pred p; setp.gt.s32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$1], "
-                                  "$2; }\\n mov.u32 $0, 0;", "=r,l,r", [a0 + i, n.to(tl.int32)], dtype=tl.int32,
-                                  is_pure=False, pack=1)
-
-
 @triton.jit
 def _scatter_add(base, off, val, mask):
     # val added at base + off where mask ([rows, cols] blocks), repeated targets accumulating. Triton's CPU
@@ -223,8 +207,7 @@ def _pdl(device):
     2: the next kernel may launch once every program of this one has done its work (measured 0 to -3% per launch
     on the H100, but its trigger at the kernel's end costs the large GEMM tiles registers: spills in
     mlp_gpt3_T1024's fc1 by sm_90 AOT, not yet measured on a GPU); 1: once each has started (up to 45% slower on
-    inception_b8); 3: each program first prefetches its first work item's weights into L2 (prefetch.py), waits, then
-    lets the next kernel launch (loads before waits). bench/kernels/NOTES.md sections 8 and 18."""
+    inception_b8). bench/kernels/NOTES.md section 8."""
     if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
         return 0
     return int(os.environ.get("KITSUNE_PDL", "0"))

@@ -22,7 +22,6 @@ from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.evaluator import Evaluator
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strides
 from kitsune.codegen.triton_gen.memory import Memory
-from kitsune.codegen.triton_gen.prefetch import PrefetchSink, prune
 from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
 from kitsune.codegen.triton_gen.templates.chain import generate_chain
@@ -86,8 +85,7 @@ class StageGen:
         em = self.b.em
         items, nprog = st.work_items, st.programs
         self.await_producers()
-        # a dry stage (prefetch_body) runs its program's first work item only
-        saved = em.open(f"for it in range(0, {1 if self.b.dry else -(-items // nprog)}):", 0)
+        saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
         if parts is not None:
             # work item w = (tile t, part ks of its reduction)
             em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
@@ -113,7 +111,7 @@ class StageGen:
         results it reads has finished (one vector of counters, one spin). Code hoisted out of the work-item
         loop goes after this wait (``Emitter``: depth-0 lines land before the open loop, after this line)."""
         st = self.stage
-        if not st.waits or self.b.dry:
+        if not st.waits:
             return
         k = len(st.waits)
         code = self.gen.wait_code(self.kernel.name, st.name, [name for _, _, name in st.waits])
@@ -193,26 +191,8 @@ class StageGen:
                 self.store(target, tv, ix, whole=(kind == "whole"))
         self.split_k.leave()  # every part of a split frees its popped tiles, not only the last
         self.queues.free_popped()
-        if self.mem.prefetch is not None:
-            for line in self.mem.prefetch.lines():
-                self.b.em.emit(line, 1)
         self.close_work_items(body_saved)
         return self.body_text()
-
-    def prefetch_body(self, read_only: set[str], budget: int) -> list[str] | None:
-        """The body of this stage's prefetch function, which a program runs before it waits for the previous
-        kernel (``prefetch.py``): the stage generated dry for the program's first work item, its ranges of the
-        ``read_only`` tensors prefetched into L2, ``budget`` bytes at most. None when no load of those tensors
-        covers one range, or the stage's template drives its own loads (scatter, decode attention, chain).
-        Call it on a StageGen of its own (a dry generation leaves the generator's state behind)."""
-        if self.template in ("scatter", "decode_attention", "chain"):
-            return None
-        self.b.dry = True
-        self.mem.prefetch = PrefetchSink(self.b, read_only, budget)
-        body = self.generate()
-        if not self.mem.prefetch.ranges:
-            return None
-        return body[:1] + prune(self.b.em.root, self.b.axis_lines())
 
     def store(self, buf: str, tv: TV, ix, whole: bool) -> None:
         """Store ``tv`` at index ``ix`` of the global buffer ``buf`` (``whole``: by the program of tile 0)."""
