@@ -90,8 +90,10 @@ def _lower(graph_module, mode: str, gpu: str, device: torch.device, profile: boo
     with phase("print graph"):
         gtext = _text(graph_module)
     capacity = "all" if uses_interpreter(device) else "ir"
+    from kitsune.schedule import db
+
     key = (hashlib.sha256(gtext.encode()).hexdigest(), mode, gpu, device.type, capacity, bool(profile),
-           bool(index_checks), placement)
+           bool(index_checks), placement, db.fingerprint())
     with _lock:
         hit = _lowered.get(key)
         if hit is not None:

@@ -249,8 +249,11 @@ def depths_time(depths: list[list[StageCost]], gpu: GPU, ctas: int) -> float:
 
 def persistent_template(s: gq.StageOp) -> bool:
     """A stage whose programs loop over their work items (a grid of at most the resident CTAs): gemm and gemv
-    (tuned so), and the chain template's TMA form (its weight ring streams on across a program's tiles)."""
-    return s.template() in ("gemm", "gemv") or (s.template() == "chain" and s.config().get("TMA", 0) == 1)
+    (tuned so; a gemv config with ``PER_ITEM`` not), and the chain template's TMA form (its weight ring streams
+    on across a program's tiles)."""
+    if s.template() == "gemv":
+        return not s.config().get("PER_ITEM", 0)
+    return s.template() == "gemm" or (s.template() == "chain" and s.config().get("TMA", 0) == 1)
 
 
 def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[StageCost], gpu: GPU, warps: int,

@@ -192,7 +192,10 @@ class GemmConfig(Config):
 class GemvConfig(Config):
     """gemv / skinny gemm (M <= 16): BN columns per program, K in chunks of BK, K split over SPLIT programs
     reduced in the kernel (fp32 atomics; the last program of a column block runs the epilogue).
-    ``DOT``: pad M to 16 rows and use the tensor cores (mma) instead of FMAs."""
+    ``DOT``: pad M to 16 rows and use the tensor cores (mma) instead of FMAs. ``PER_ITEM``: one program per work
+    item (the hardware starts the next as one ends) instead of a persistent grid whose programs walk their items
+    one after another, each item's loads issued only once the last one is reduced (bench/kernels/NOTES.md
+    sections 9 and 18)."""
 
     template: ClassVar[str] = "gemv"
     BN: int = 16
@@ -201,6 +204,13 @@ class GemvConfig(Config):
     DOT: bool = False
     warps: int = 4
     stages: int = 3
+    PER_ITEM: bool = False
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        if not self.PER_ITEM:
+            del d["PER_ITEM"]  # (the persistent configs print and hash as before)
+        return d
 
     def resources(self, p: Problem) -> Resources:
         regs = 32 + (self.BN * self.BK) // (32 * self.warps) * (1 if self.DOT else 2)
@@ -225,6 +235,8 @@ class GemvConfig(Config):
         eff = min(1.0, inflight / (32 * 1024)) * min(1.0, active / gpu.sm_count)
         if not self.DOT and self.BN * self.BK > 8192:
             eff *= 0.6
+        if not self.PER_ITEM and items > ctas * gpu.sm_count:
+            eff *= 0.9  # a persistent program's items run one after another
         nbytes = (p.N * p.K + p.M * p.K * math.ceil(p.N / self.BN)) * p.elem_bytes * p.batch
         if self.SPLIT > 1:
             nbytes += 2 * self.SPLIT * p.M * p.N * p.batch * 4  # the fp32 partial slices, written and read
@@ -234,7 +246,7 @@ class GemvConfig(Config):
     def space(p: Problem) -> list["GemvConfig"]:
         out = []
         for dot in ((False, True) if p.M > 1 else (False,)):
-            for BN in ((32, 64) if dot else (8, 16, 32, 64)):
+            for BN in ((32, 64) if dot else (4, 8, 16, 32, 64)):
                 for BK in (128, 256, 512, 1024, 2048):
                     if BN * BK > 16384 or (dot and BK > 512):
                         continue  # (the FMA block's registers)
@@ -244,6 +256,8 @@ class GemvConfig(Config):
                         if BK > 2 * _pow2_ge(p.K):
                             continue
                         out.append(GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=dot, warps=4))
+                        if split == 1 and not dot and math.ceil(p.N / BN) * p.batch > 1:
+                            out.append(GemvConfig(BN=BN, BK=BK, DOT=dot, warps=4, PER_ITEM=True))
         return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
 
 

@@ -55,6 +55,18 @@ def _read(path: Path) -> dict:
     return data
 
 
+def fingerprint() -> tuple:
+    """What the lookups read: whether tuning is on, and each database file's path and modification time (a
+    lowering cache keys on it, so that a changed database lowers again)."""
+    out: list = [enabled()]
+    for path in (user_path(), PACKAGED):
+        try:
+            out.append((str(path), path.stat().st_mtime_ns))
+        except OSError:
+            out.append((str(path), None))
+    return tuple(out)
+
+
 def lookup(problem, gpu: GPU | str):
     """The tuned config of ``problem`` on ``gpu``, or None."""
     from kitsune.schedule.configs import config_from

@@ -30,10 +30,11 @@ func.func @gemm_split(%x: tensor<128x16384xbf16>, %w: tensor<1024x16384xbf16>) -
 
 // -----
 
-// gemv: one row (decode); all M rows in the tile, BN columns of the weight.
+// gemv: one row (decode); all M rows in the tile, BN columns of the weight; one program per work item
+// (PER_ITEM: 512 tiles of 16 columns are more than the resident programs).
 // CHECK-LABEL: func.func @gemv(
 // SPLIT-LABEL: func.func @gemv(
-// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [1, 1, [[BN:[0-9]+]]] attributes {template = "gemv", config = {{{.*}}BN = [[BN]] : i64, BK = {{[0-9]+}} : i64, SPLIT = {{[0-9]+}} : i64, DOT = 0 : i64}, schedule = "heuristic: roles M=d0*d1:1 N=n:8192 K=k:2048"}
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [1, 1, [[BN:[0-9]+]]] attributes {template = "gemv", config = {{{.*}}BN = [[BN]] : i64, BK = {{[0-9]+}} : i64, SPLIT = {{[0-9]+}} : i64, DOT = 0 : i64, PER_ITEM = 1 : i64}, schedule = "heuristic: roles M=d0*d1:1 N=n:8192 K=k:2048"}
 func.func @gemv(%x: tensor<1x1x2048xbf16>, %w: tensor<8192x2048xbf16>) -> tensor<1x1x8192xbf16> {
   %h = graph.linear %x, %w : tensor<1x1x2048xbf16>, tensor<8192x2048xbf16> -> tensor<1x1x8192xbf16>
   func.return %h : tensor<1x1x8192xbf16>
