@@ -58,11 +58,18 @@ def batched_small(p: Problem) -> bool:
 @dataclass(frozen=True)
 class Config:
     template: ClassVar[str] = ""
+    #: fields left out of ``as_dict`` while at their default: fields added after configs were printed and
+    #: tuned, so that the configs without them print and hash as before
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ()
     warps: int = 4
     stages: int = 1
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for f in fields(self):
+            if f.name in self.LATER_FIELDS and d[f.name] == f.default:
+                del d[f.name]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Config":
@@ -93,6 +100,7 @@ class GemmConfig(Config):
     """gemm: BM x BN output tiles, a pipelined K loop of BK, grouped tile order, an optional split of K."""
 
     template: ClassVar[str] = "gemm"
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB",)
     BM: int = 128
     BN: int = 128
     BK: int = 64
@@ -101,12 +109,6 @@ class GemmConfig(Config):
     warps: int = 8
     stages: int = 3
     BB: int = 1  # batch entries per tile (a batched dot of small matrices, ``batched_small``)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        if self.BB == 1:
-            del d["BB"]  # (the configs of unbatched problems print and hash as before)
-        return d
 
     def resources(self, p: Problem) -> Resources:
         smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
@@ -198,6 +200,7 @@ class GemvConfig(Config):
     sections 9 and 18)."""
 
     template: ClassVar[str] = "gemv"
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("PER_ITEM",)
     BN: int = 16
     BK: int = 256
     SPLIT: int = 1
@@ -205,12 +208,6 @@ class GemvConfig(Config):
     warps: int = 4
     stages: int = 3
     PER_ITEM: bool = False
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        if not self.PER_ITEM:
-            del d["PER_ITEM"]  # (the persistent configs print and hash as before)
-        return d
 
     def resources(self, p: Problem) -> Resources:
         regs = 32 + (self.BN * self.BK) // (32 * self.warps) * (1 if self.DOT else 2)
@@ -255,9 +252,10 @@ class GemvConfig(Config):
                             continue
                         if BK > 2 * _pow2_ge(p.K):
                             continue
-                        out.append(GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=dot, warps=4))
-                        if split == 1 and not dot and math.ceil(p.N / BN) * p.batch > 1:
-                            out.append(GemvConfig(BN=BN, BK=BK, DOT=dot, warps=4, PER_ITEM=True))
+                        c = GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=dot, warps=4)
+                        out.append(c)
+                        if split == 1 and not dot and c.work_items(p) > 1:
+                            out.append(replace(c, PER_ITEM=True))
         return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
 
 
