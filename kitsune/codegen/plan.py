@@ -496,7 +496,9 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         for n in list(st.args.values()) + [b for _, b, _ in st.stores] + ([st.workspace] if st.workspace else []):
             if n not in order:
                 order.append(n)
-    stages_depth = max([st.config.get("stages", 3) for st in splans] or [3])
+    # (kitsune-allocate-sms decides it: the deepest the stages ask for that fits every stage's shared memory)
+    depth = kop.attributes.get("num_stages")
+    stages_depth = depth.value.data if depth is not None else max([st.config.get("stages", 3) for st in splans] or [3])
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
                   stages_depth, zero)
 

@@ -92,6 +92,30 @@ def stage_resources(st: gq.StageOp, gpu: GPU) -> Resources:
     return Resources(warps, REGS_PER_THREAD, smem)
 
 
+PIPELINED_TEMPLATES = ("gemm", "gemv", "conv")
+"""Templates whose shared memory is their operand tiles times the pipelining depth (``stages``)."""
+
+
+def pipeline_depth(stages: list[gq.StageOp], gpu: GPU) -> tuple[int, list[int]]:
+    """(the kernel's software-pipelining depth, each stage's shared memory at that depth). Triton pipelines
+    every loop of a kernel to one depth (``num_stages``): the deepest its stages' configs ask for, lowered
+    until each stage's pipelined operands fit one CTA's shared memory (a 128 x 256 gemm tuned for 3 stages
+    beside a 128 x 128 one tuned for 5 would ask for 240 KB at 5)."""
+    want, caps, smems = [], [], []
+    for st in stages:
+        template, cfg = _template_config(st)
+        r = stage_resources(st, gpu)
+        n = cfg.get("stages", PIPE)
+        want.append(n)
+        if template in PIPELINED_TEMPLATES and n and r.smem_bytes:
+            caps.append(max(1, gpu.smem_per_cta_bytes * n // r.smem_bytes))
+            smems.append((r.smem_bytes, n))
+        else:
+            smems.append((r.smem_bytes, 0))
+    depth = min([max(want or [PIPE])] + caps)
+    return depth, [b * depth // n if n else b for b, n in smems]
+
+
 def stage_needs(st: gq.StageOp, gpu: GPU) -> tuple[int, int]:
     """(warps, shared-memory bytes) of one stage."""
     r = stage_resources(st, gpu)
@@ -188,13 +212,14 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
             f"{gpu.name} has only {gpu.sm_count} SMs (each stage needs at least one); split the kernel "
             f"(convert-dataflow-to-gpu-queue does so for the GPU it is given)")
     needs = [stage_resources(s, gpu) for s in stages]
+    depth, smems = pipeline_depth(stages, gpu)
     warps = max(r.warps for r in needs)
-    smem = max(r.smem_bytes for r in needs)
+    smem = max(smems)
     regs = max(r.regs_per_thread for r in needs)
     ctas = ctas_per_sm(warps, smem, gpu, regs)
     costs = [StageCost(s, gpu, ctas) for s in stages]
     if k.attributes.get("placement") == StringAttr("temporal"):
-        return allocate_temporal(k, stages, costs, gpu, warps, smem, ctas)
+        return allocate_temporal(k, stages, costs, gpu, warps, smem, ctas, depth)
     alloc = allocate(costs, gpu.sm_count)
     lo = 0
     lines = []
@@ -212,17 +237,19 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
         lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": {a} SMs, programs [{lo}, {lo + n}) for "
                      f"{c.tiles} tiles, {e.time_s * 1e6:.2f} us ({e.bound})")
         lo += n
-    launch(k, lo, warps, smem, ctas, worst)
+    launch(k, lo, warps, smem, ctas, worst, depth)
     head = (f" kernel \"{k.kernel_name}\": {len(stages)} stage(s), {sum(alloc)} of {gpu.sm_count} SMs, grid {lo}, "
             f"{warps} warps, {smem} B smem, {ctas} CTA/SM, est {worst * 1e6:.2f} us")
     return [head] + lines
 
 
-def launch(k: gq.KernelOp, grid: int, warps: int, smem: int, ctas: int, est_s: float) -> None:
-    """Record a kernel's launch (grid, warps, shared memory), CTAs per SM and estimate as its attributes."""
+def launch(k: gq.KernelOp, grid: int, warps: int, smem: int, ctas: int, est_s: float, depth: int) -> None:
+    """Record a kernel's launch (grid, warps, shared memory), CTAs per SM, estimate and pipelining depth
+    (``num_stages``) as its attributes."""
     k.set_launch(grid, warps, smem)
     k.attributes["ctas_per_sm"] = IntegerAttr(ctas, i64)
     k.attributes["est_us"] = FloatAttr(round(est_s * 1e6, 3), f64)
+    k.attributes["num_stages"] = IntegerAttr(depth, i64)
 
 
 def annotate(s: gq.StageOp, sms: int, e: cost.Estimate) -> cost.Estimate:
@@ -249,15 +276,15 @@ def depths_time(depths: list[list[StageCost]], gpu: GPU, ctas: int) -> float:
 
 def persistent_template(s: gq.StageOp) -> bool:
     """A stage whose programs loop over their work items (a grid of at most the resident CTAs): gemm and gemv
-    (tuned so; a gemv config with ``PER_ITEM`` not), and the chain template's TMA form (its weight ring streams
+    (tuned so; a config with ``PER_ITEM`` not), and the chain template's TMA form (its weight ring streams
     on across a program's tiles)."""
-    if s.template() == "gemv":
+    if s.template() in ("gemv", "gemm"):
         return not s.config().get("PER_ITEM", 0)
-    return s.template() == "gemm" or (s.template() == "chain" and s.config().get("TMA", 0) == 1)
+    return s.template() == "chain" and s.config().get("TMA", 0) == 1
 
 
 def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[StageCost], gpu: GPU, warps: int,
-                      smem: int, ctas: int) -> list[str]:
+                      smem: int, ctas: int, num_stages: int) -> list[str]:
     """A temporal kernel: every stage gets a persistent grid over the SMs that make it faster (a stage alone),
     one program-id range after another in the stages' (topological) order; its time is the sum over dependence
     depths of the depth's stages sharing the GPU."""
@@ -279,7 +306,7 @@ def allocate_temporal(k: gq.KernelOp, stages: list[gq.StageOp], costs: list[Stag
         lo += n
     total = depths_time([[c for s, c in zip(stages, costs) if depth[s] == d] for d in sorted(set(depth.values()))],
                         gpu, ctas)
-    launch(k, lo, warps, smem, ctas, total)
+    launch(k, lo, warps, smem, ctas, total, num_stages)
     head = (f" kernel \"{k.kernel_name}\" (temporal): {len(stages)} stage(s) in order, grid {lo}, {warps} warps, "
             f"{smem} B smem, {ctas} CTA/SM, est {total * 1e6:.2f} us")
     return [head] + lines

@@ -97,10 +97,13 @@ class Config:
 
 @dataclass(frozen=True)
 class GemmConfig(Config):
-    """gemm: BM x BN output tiles, a pipelined K loop of BK, grouped tile order, an optional split of K."""
+    """gemm: BM x BN output tiles, a pipelined K loop of BK, grouped tile order, an optional split of K.
+    ``PER_ITEM``: one program per work item instead of a persistent grid of the resident CTAs (as for gemv:
+    the hardware starts the next program as one ends, and the programs of one SM hide each other's latency,
+    where a persistent program's tiles run one after another)."""
 
     template: ClassVar[str] = "gemm"
-    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB",)
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM")
     BM: int = 128
     BN: int = 128
     BK: int = 64
@@ -109,6 +112,7 @@ class GemmConfig(Config):
     warps: int = 8
     stages: int = 3
     BB: int = 1  # batch entries per tile (a batched dot of small matrices, ``batched_small``)
+    PER_ITEM: bool = False
 
     def resources(self, p: Problem) -> Resources:
         smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
@@ -178,7 +182,8 @@ class GemmConfig(Config):
         if batched_small(p):
             return GemmConfig.batched_space(p)
         out = []
-        for BM, BN, w, st in ((128, 256, 8, 3), (128, 128, 8, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 4)):
+        for BM, BN, w, st in ((128, 256, 8, 3), (128, 128, 8, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 4),
+                              (128, 128, 8, 5), (128, 128, 4, 5)):
             for split in (1, 2, 3, 4, 6, 8):
                 if split > 1 and (not p.split_ok or p.K < 2 * split * 64 or BM * BN > 128 * 128):
                     continue  # (a split's combine holds two accumulators: larger tiles spill)
@@ -187,6 +192,9 @@ class GemmConfig(Config):
                 if p.K % 8 and p.K > 64 and BM * BN > 128 * 128:
                     continue  # rows not 16-byte aligned: no async copies, and a 128 x 256 tile spills (AOT)
                 out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=split, warps=w, stages=st))
+        # one program per tile (after the persistent configs: the heuristic ranks them alike, ties keep the
+        # persistent grid)
+        out += [replace(c, PER_ITEM=True) for c in out if c.SPLIT == 1]
         return out or [GemmConfig(BM=64, BN=64, BK=32, warps=4, stages=2)]
 
 

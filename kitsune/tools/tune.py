@@ -79,7 +79,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     cands = [choice.config]
     seen_shapes = set()
     for c in ranked:
-        shape = tuple(v for k, v in c.as_dict().items() if k not in ("SPLIT", "stages", "GROUP_M"))
+        shape = tuple(v for k, v in c.as_dict().items() if k not in ("SPLIT", "GROUP_M"))
         if shape not in seen_shapes and c not in cands:
             seen_shapes.add(shape)
             cands.append(c)
@@ -273,7 +273,9 @@ def main(argv=None) -> int:
             continue
         model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
         models.append((w, model, inputs))
-    if a.model:
+    if a.model and a.placement:
+        models.append((a.model, None, None))
+    elif a.model:
         from kitsune.tools.import_ import load_factory
 
         model, inputs = load_factory(a.model)[:2]
@@ -283,8 +285,10 @@ def main(argv=None) -> int:
     log = open(a.json, "w") if a.json else None
     try:
         if a.placement:
-            for name, _, _ in models:
-                model, inputs = get_workload(name).build(1.0, torch.bfloat16, "cuda", seed=0)
+            from kitsune.bench.harness import get_source
+
+            for name, _, _ in models:  # (a suite workload or a model file, built as the harness builds it)
+                model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
                 model.eval()
                 r = tune_placement(model, inputs, gpu, a.db, log)
                 print(f"{name:<24} placement {r['placement']:<9} " + " ".join(f"{k} {v * 1e3:.1f} us"

@@ -363,6 +363,11 @@ class Evaluator:
                     return TV("", (), 0, x.kind, -x.const)
                 return self.b.tmp(f"-{self.b.place(x, x.frame)}", x.frame, x.depth, x.kind)
             case BinOp(op=op, lhs=l, rhs=r):
+                if self.loads_first(opp, r) and not self.loads_first(opp, l):
+                    # the load goes out before the other operand's arithmetic (a gemv's weight before the norm
+                    # of its input: the weight's latency hides the norm's, bench/kernels/NOTES.md section 19)
+                    b = self.expr(opp, r, binding, neutral)
+                    return self.arith.binop(op, self.expr(opp, l, binding, neutral), b)
                 a, b = self.expr(opp, l, binding, neutral), self.expr(opp, r, binding, neutral)
                 return self.arith.binop(op, a, b)
             case Call(fn=fn, args=args):
@@ -371,6 +376,12 @@ class Evaluator:
             case IVar(name=v):  # an index variable's value
                 return self.b.lin_tv(binding[v])
         raise CodegenError(f"cannot generate {e}")
+
+    def loads_first(self, opp, e) -> bool:
+        """``e`` is a read of a tensor in memory in a gemv stage (a weight): evaluated, hence loaded, before the
+        other operand of its product."""
+        return (self.stage.template == "gemv" and isinstance(e, Access) and e.tensor in opp.inputs
+                and self.is_direct(opp.inputs[e.tensor]))
 
     def decompose(self, rl: Lin, rvars, ext) -> dict[str, Lin]:
         """The reduction variables ``rvars`` (extents ``ext``) from their flattened index ``rl``, row-major."""
