@@ -363,9 +363,10 @@ class Evaluator:
                     return TV("", (), 0, x.kind, -x.const)
                 return self.b.tmp(f"-{self.b.place(x, x.frame)}", x.frame, x.depth, x.kind)
             case BinOp(op=op, lhs=l, rhs=r):
-                if self.loads_first(opp, r) and not self.loads_first(opp, l):
-                    # the load goes out before the other operand's arithmetic (a gemv's weight before the norm
-                    # of its input: the weight's latency hides the norm's, bench/kernels/NOTES.md section 19)
+                if (self.loads_first(opp, r) and not self.loads_first(opp, l)) or self.loads_last(opp, l, r):
+                    # the right operand first: a gemv's weight before the norm of its input (the weight's latency
+                    # hides the norm's), a gemm's reduction before its epilogue's plain load (a residual added
+                    # to the result is not held in registers through the K loop; bench/kernels/NOTES.md section 19)
                     b = self.expr(opp, r, binding, neutral)
                     return self.arith.binop(op, self.expr(opp, l, binding, neutral), b)
                 a, b = self.expr(opp, l, binding, neutral), self.expr(opp, r, binding, neutral)
@@ -382,6 +383,18 @@ class Evaluator:
         other operand of its product."""
         return (self.stage.template == "gemv" and isinstance(e, Access) and e.tensor in opp.inputs
                 and self.is_direct(opp.inputs[e.tensor]))
+
+    def loads_last(self, opp, l, r) -> bool:
+        """In a gemm stage (or the evaluator's contraction stage), ``l`` is a plain read of a tensor in memory and ``r`` is not: ``r`` (which holds the
+        stage's reduction, or other arithmetic) is evaluated first, so that the load is not issued before the K
+        loop and held through it."""
+        def plain(e) -> bool:
+            return isinstance(e, Access) and e.tensor in opp.inputs and self.is_direct(opp.inputs[e.tensor])
+
+        kind = self.stage.op.attributes.get("kind")
+        contraction = self.stage.template == "gemm" or (self.stage.template == "generic" and kind is not None
+                                                         and kind.data == "contraction")
+        return contraction and plain(l) and not plain(r) and not isinstance(r, Num)
 
     def decompose(self, rl: Lin, rvars, ext) -> dict[str, Lin]:
         """The reduction variables ``rvars`` (extents ``ext``) from their flattened index ``rl``, row-major."""
