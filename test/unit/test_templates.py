@@ -532,45 +532,29 @@ def test_gemm_row_operand_gathered_in_k_segments(mode):
     assert (got.float() - ref.float()).abs().max().item() <= 2e-2 * ref.float().abs().max().item()
 
 
+def first_output(got):
+    """A compiled module's result: its one tensor, or the first of several."""
+    return got[0] if isinstance(got, (tuple, list)) else got
+
+
+PER_ITEM_CASES = {
+    # template: (database key, config, nn.Linear's (in, out, bias), input shape, a config field the stage shows,
+    # work items)
+    "gemv": ("h100|gemv|template=gemv,M=1,N=8192,K=256,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,split_ok=True",
+             {"BN": 4, "BK": 256, "SPLIT": 1, "DOT": False, "stages": 3, "warps": 4},
+             (256, 8192, False), (1, 1, 256), "BN = 4 ", 2048),
+    "gemm": ("h100|gemm|template=gemm,M=4096,N=256,K=64,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,split_ok=True",
+             {"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 8, "SPLIT": 1, "stages": 4, "warps": 4},
+             (64, 256, True), (4096, 64), "BM = 64 ", 256),
+}
+
+
+@pytest.mark.parametrize("template", sorted(PER_ITEM_CASES))
 @pytest.mark.parametrize("per_item", [False, True])
-def test_gemv_per_item_grid(monkeypatch, tmp_path, per_item):
-    """A gemv config with PER_ITEM runs one program per work item (2048 tiles of 4 columns: more than the
-    resident programs); without it the grid is persistent (at most the resident CTAs, each program looping over
-    its items). Both give the layer's result under Triton's interpreter."""
-    import json
-    import re
-
-    import torch
-    from torch import nn
-
-    import kitsune
-    from kitsune.frontend.torch_export import rel_err
-
-    key = ("h100|gemv|template=gemv,M=1,N=8192,K=256,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,"
-           "split_ok=True")
-    cfg = {"BN": 4, "BK": 256, "SPLIT": 1, "DOT": False, "stages": 3, "warps": 4, "PER_ITEM": per_item}
-    (tmp_path / "tuning.json").write_text(json.dumps({key: {"config": cfg, "ms": 0.01}}))
-    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
-    torch.manual_seed(0)
-    m = nn.Linear(256, 8192, bias=False)
-    x = torch.randn(1, 1, 256)
-    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
-    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
-    assert 'template = "gemv"' in stage and "BN = 4 " in stage
-    lo, hi = map(int, re.search(r"pids \[(\d+), (\d+)\)", stage).groups())
-    if per_item:
-        assert (lo, hi) == (0, 2048) and "PER_ITEM = 1" in stage
-    else:
-        assert hi - lo < 2048 and "PER_ITEM" not in stage
-    with torch.no_grad():
-        ref = m(x)
-    assert rel_err(cm(x)[0].numpy(), ref.numpy()) < 1e-4
-
-
-@pytest.mark.parametrize("per_item", [False, True])
-def test_gemm_per_item_grid(monkeypatch, tmp_path, per_item):
-    """A gemm config with PER_ITEM runs one program per tile (a 4096 x 256 result in 64 x 64 tiles: 256, more
-    than the resident programs of this fp32 config); without it the grid is persistent. Both give the
+def test_per_item_grid(monkeypatch, tmp_path, template, per_item):
+    """A gemv / gemm config with PER_ITEM runs one program per work item (gemv: 2048 tiles of 4 columns; gemm:
+    a 4096 x 256 result in 64 x 64 tiles, 256: both more than the resident programs of their config); without
+    it the grid is persistent (at most the resident CTAs, each program looping over its items). Both give the
     layer's result under Triton's interpreter."""
     import json
     import re
@@ -581,26 +565,23 @@ def test_gemm_per_item_grid(monkeypatch, tmp_path, per_item):
     import kitsune
     from kitsune.frontend.torch_export import rel_err
 
-    key = ("h100|gemm|template=gemm,M=4096,N=256,K=64,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,"
-           "split_ok=True")
-    cfg = {"BM": 64, "BN": 64, "BK": 64, "GROUP_M": 8, "SPLIT": 1, "stages": 4, "warps": 4, "PER_ITEM": per_item}
-    (tmp_path / "tuning.json").write_text(json.dumps({key: {"config": cfg, "ms": 0.01}}))
+    key, cfg, (k, n, bias), shape, shown, items = PER_ITEM_CASES[template]
+    (tmp_path / "tuning.json").write_text(json.dumps({key: {"config": {**cfg, "PER_ITEM": per_item}, "ms": 0.01}}))
     monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
-    m = nn.Linear(64, 256)
-    x = torch.randn(4096, 64)
+    m = nn.Linear(k, n, bias=bias)
+    x = torch.randn(*shape)
     cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
     (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
-    assert 'template = "gemm"' in stage and "BM = 64 " in stage
+    assert f'template = "{template}"' in stage and shown in stage
     lo, hi = map(int, re.search(r"pids \[(\d+), (\d+)\)", stage).groups())
     if per_item:
-        assert (lo, hi) == (0, 256) and "PER_ITEM = 1" in stage
+        assert (lo, hi) == (0, items) and "PER_ITEM = 1" in stage
     else:
-        assert hi - lo < 256 and "PER_ITEM" not in stage
+        assert hi - lo < items and "PER_ITEM" not in stage
     with torch.no_grad():
         ref = m(x)
-    got = cm(x)
-    assert rel_err((got[0] if isinstance(got, (tuple, list)) else got).numpy(), ref.numpy()) < 1e-4
+    assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
 def test_gemv_weight_loaded_before_norm_prologue():
@@ -637,8 +618,7 @@ def test_gemv_weight_loaded_before_norm_prologue():
     assert w and s and w.start() < s.start(), body
     with torch.no_grad():
         ref = m(x)
-    got = cm(x)
-    assert rel_err((got[0] if isinstance(got, (tuple, list)) else got).numpy(), ref.numpy()) < 1e-4
+    assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
 def test_gemm_epilogue_residual_loaded_after_k_loop():
@@ -672,5 +652,4 @@ def test_gemm_epilogue_residual_loaded_after_k_loop():
     assert loop and res and loop.start() < res.start(), src
     with torch.no_grad():
         ref = m(h, e)
-    got = cm(h, e)
-    assert rel_err((got[0] if isinstance(got, (tuple, list)) else got).numpy(), ref.numpy()) < 1e-4
+    assert rel_err(first_output(cm(h, e)).numpy(), ref.numpy()) < 1e-4
