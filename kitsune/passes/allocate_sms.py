@@ -96,15 +96,14 @@ PIPELINED_TEMPLATES = ("gemm", "gemv", "conv")
 """Templates whose shared memory is their operand tiles times the pipelining depth (``stages``)."""
 
 
-def pipeline_depth(stages: list[gq.StageOp], gpu: GPU) -> tuple[int, list[int]]:
+def pipeline_depth(stages: list[gq.StageOp], needs: list[Resources], gpu: GPU) -> tuple[int, list[int]]:
     """(the kernel's software-pipelining depth, each stage's shared memory at that depth). Triton pipelines
     every loop of a kernel to one depth (``num_stages``): the deepest its stages' configs ask for, lowered
     until each stage's pipelined operands fit one CTA's shared memory (a 128 x 256 gemm tuned for 3 stages
-    beside a 128 x 128 one tuned for 5 would ask for 240 KB at 5)."""
+    beside a 128 x 128 one tuned for 5 would ask for 240 KB at 5). ``needs``: the stages' ``stage_resources``."""
     want, caps, smems = [], [], []
-    for st in stages:
+    for st, r in zip(stages, needs):
         template, cfg = _template_config(st)
-        r = stage_resources(st, gpu)
         n = cfg.get("stages", PIPE)
         want.append(n)
         if template in PIPELINED_TEMPLATES and n and r.smem_bytes:
@@ -212,7 +211,7 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
             f"{gpu.name} has only {gpu.sm_count} SMs (each stage needs at least one); split the kernel "
             f"(convert-dataflow-to-gpu-queue does so for the GPU it is given)")
     needs = [stage_resources(s, gpu) for s in stages]
-    depth, smems = pipeline_depth(stages, gpu)
+    depth, smems = pipeline_depth(stages, needs, gpu)
     warps = max(r.warps for r in needs)
     smem = max(smems)
     regs = max(r.regs_per_thread for r in needs)

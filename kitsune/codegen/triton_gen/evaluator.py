@@ -363,10 +363,7 @@ class Evaluator:
                     return TV("", (), 0, x.kind, -x.const)
                 return self.b.tmp(f"-{self.b.place(x, x.frame)}", x.frame, x.depth, x.kind)
             case BinOp(op=op, lhs=l, rhs=r):
-                if (self.loads_first(opp, r) and not self.loads_first(opp, l)) or self.loads_last(opp, l, r):
-                    # the right operand first: a gemv's weight before the norm of its input (the weight's latency
-                    # hides the norm's), a gemm's reduction before its epilogue's plain load (a residual added
-                    # to the result is not held in registers through the K loop; bench/kernels/NOTES.md section 19)
+                if self.right_first(opp, l, r):  # (load order: bench/kernels/NOTES.md section 19)
                     b = self.expr(opp, r, binding, neutral)
                     return self.arith.binop(op, self.expr(opp, l, binding, neutral), b)
                 a, b = self.expr(opp, l, binding, neutral), self.expr(opp, r, binding, neutral)
@@ -378,23 +375,22 @@ class Evaluator:
                 return self.b.lin_tv(binding[v])
         raise CodegenError(f"cannot generate {e}")
 
-    def loads_first(self, opp, e) -> bool:
-        """``e`` is a read of a tensor in memory in a gemv stage (a weight): evaluated, hence loaded, before the
-        other operand of its product."""
-        return (self.stage.template == "gemv" and isinstance(e, Access) and e.tensor in opp.inputs
-                and self.is_direct(opp.inputs[e.tensor]))
+    def plain_read(self, opp, e) -> bool:
+        """``e`` is a read of a tensor in memory (an argument of the stage or a popped tile), nothing computed."""
+        return isinstance(e, Access) and e.tensor in opp.inputs and self.is_direct(opp.inputs[e.tensor])
 
-    def loads_last(self, opp, l, r) -> bool:
-        """In a gemm stage (or the evaluator's contraction stage), ``l`` is a plain read of a tensor in memory and ``r`` is not: ``r`` (which holds the
-        stage's reduction, or other arithmetic) is evaluated first, so that the load is not issued before the K
-        loop and held through it."""
-        def plain(e) -> bool:
-            return isinstance(e, Access) and e.tensor in opp.inputs and self.is_direct(opp.inputs[e.tensor])
-
+    def right_first(self, opp, l, r) -> bool:
+        """Whether the right operand of ``l op r`` is evaluated (hence emitted) first:
+        in a gemv stage, ``r`` is a plain read (a weight) and ``l`` is not: the load goes out before the other
+        operand's arithmetic (the weight before the norm of its input);
+        in a contraction stage (gemm, or the evaluator's), ``l`` is a plain read and ``r`` is computed (holds the
+        stage's reduction): the load is not issued before the K loop and held through it (a residual)."""
+        if self.stage.template == "gemv":
+            return self.plain_read(opp, r) and not self.plain_read(opp, l)
         kind = self.stage.op.attributes.get("kind")
         contraction = self.stage.template == "gemm" or (self.stage.template == "generic" and kind is not None
                                                          and kind.data == "contraction")
-        return contraction and plain(l) and not plain(r) and not isinstance(r, Num)
+        return contraction and self.plain_read(opp, l) and not self.plain_read(opp, r) and not isinstance(r, Num)
 
     def decompose(self, rl: Lin, rvars, ext) -> dict[str, Lin]:
         """The reduction variables ``rvars`` (extents ``ext``) from their flattened index ``rl``, row-major."""
