@@ -202,6 +202,12 @@ class Stage:
     counter, its programs per run, its name); the stage's programs wait until every one has finished."""
     awaited: set[str] = field(default_factory=set)
     """Global buffers written by an earlier stage of this kernel (read only after the waits, through L2)."""
+    fold: tuple[str, int, int] | None = None
+    """A combine folded into its partial (``StageOp.fold``): (the partial's name, P, k). It has no programs:
+    ``lo, hi`` are ``0, ntiles`` (its function, called with a tile index as ``pid``, runs that tile), and the
+    program storing the last of a group's ``P`` partial tiles runs its tiles ``[g k, g k + k)``; the groups'
+    arrival counters start at ``fold_base``."""
+    fold_base: int = 0
 
     @property
     def ntiles(self) -> int:
@@ -238,6 +244,7 @@ class Plan:
     kernels: list[Kernel]
     queues: list[Queue] = field(default_factory=list)
     counters: int = 0  # int32 counters (filled + freed of every queue)
+    fold_base: int = 0  # the folded combines' group counters (shared by all kernels)
     capacity: str = "ir"
     splits: bool = True
     mutates: list[tuple[int, str]] = field(default_factory=list)
@@ -333,6 +340,12 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
 
     plan = Plan(module, arg_names, [], tensors, [], capacity=capacity)
     plan.splits = splits
+    # the folded combines' group counters: one region all kernels share (kernels run one after another and the
+    # last arrival of a group resets its counter), so kernels of the same code keep the same code
+    groups = [s.num_tiles() // s.fold()[2] for k in prog.kernels() for s in k.stages() if s.fold() is not None]
+    if groups:
+        plan.fold_base = 0
+        plan.counters = -(-max(groups) // COUNTER_LINE) * COUNTER_LINE
     for kop in prog.kernels():
         kernel = _plan_kernel(kop, names, tensors, fresh, plan)
         plan.kernels.append(kernel)
@@ -404,6 +417,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                 names[o] = result_buffers[o][0]
     done_counter: dict[StageOp, int] = {}
     for s in stages:
+        if s.fold() is not None:  # runs on its partial's programs after the partial's tiles: nothing to wait on
+            continue
         for p in producers.get(s, []):
             if p not in done_counter:
                 # one 128-byte line per counter: the programs polling it do not slow the atomics on others
@@ -474,9 +489,14 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                    s.split() if plan.splits else 1)
         st.done = done_counter.get(s)
         for p in producers.get(s, []):
-            plo, phi = p.pid_range()
-            st.waits.append((done_counter[p], phi - plo, p.stage_name))
             st.awaited |= {names[o] for o in s.ins if o.owner is p}
+            if s.fold() is None:
+                plo, phi = p.pid_range()
+                st.waits.append((done_counter[p], phi - plo, p.stage_name))
+        if s.fold() is not None:
+            st.fold = s.fold()
+            st.lo, st.hi = 0, st.ntiles
+            st.fold_base = plan.fold_base
         if st.template == "scatter" and plan.splits:
             if st.pushes or any(whole for _, _, whole in st.stores):
                 raise CodegenError(f"{fmt_loc(s)}gpu_queue.stage \"{s.stage_name}\": a scatter stage's result "

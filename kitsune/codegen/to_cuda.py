@@ -805,6 +805,26 @@ def _pop_tiles(q: Queue, st: Stage, cn: list[str], ind: str, body) -> list[str]:
     return out
 
 
+def _fold_tail(st: Stage, fst: Stage, fn: str) -> list[str]:
+    """After a partial's tiles: per tile, count in on its group's counter (the stores performed first: barrier,
+    fence); the last arrival of a group resets its counter and runs the folded combine's tiles of the group."""
+    _, parts, k = fst.fold
+    return [f"    // \"{fst.name}\" folded: the program storing the last of a group's {parts} tiles runs the "
+            f"group's {k} tile(s)",
+            f"    for (long long t = pid - {st.lo}; t < {st.ntiles}LL; t += {st.programs}) {{",
+            "      __shared__ int kt_last;",
+            "      __syncthreads();",
+            "      if (threadIdx.x == 0) {",
+            "        __threadfence();",
+            f"        int* c = P.counters + {fst.fold_base} + t / {parts}LL;",
+            f"        kt_last = atomicAdd(c, 1) == {parts - 1};",
+            "        if (kt_last) { __threadfence(); *c = 0; }",
+            "      }",
+            "      __syncthreads();",
+            f"      if (kt_last) for (int j = 0; j < {k}; ++j) {fn}(P, (int)(t / {parts}LL * {k} + j), e);",
+            "    }"]
+
+
 def generate_cuda(module: ModuleOp, capacity: str = "ir") -> str:
     """The CUDA C++ text of @main's gpu_queue.program (raises CodegenError)."""
     plan = build_plan(module, capacity, splits=False)  # the scalar reference runs each tile whole
@@ -828,7 +848,18 @@ def generate_cuda(module: ModuleOp, capacity: str = "ir") -> str:
               "  const int e = *(const volatile int*)P.epoch;  // run number (epoch of the queue counters)",
               "  (void)e;"]
         for st, fname in names:
-            kl.append(f"  if (pid >= {st.lo} && pid < {st.hi}) {{ {fname}(P, pid, e); return; }}")
+            if st.fold is not None:
+                continue  # run by its partial's programs (below)
+            tails = [(fst, fn) for fst, fn in names if fst.fold is not None and fst.fold[0] == st.name]
+            if not tails:
+                kl.append(f"  if (pid >= {st.lo} && pid < {st.hi}) {{ {fname}(P, pid, e); return; }}")
+                continue
+            kl.append(f"  if (pid >= {st.lo} && pid < {st.hi}) {{")
+            kl.append(f"    {fname}(P, pid, e);")
+            for fst, fn in tails:
+                kl += _fold_tail(st, fst, fn)
+            kl.append("    return;")
+            kl.append("  }")
         kl += ["}", ""]
         kernels_code.append("\n".join(kl))
     order = list(plan.args) + [n for n in plan.tensors if n not in plan.args] + [q.storage for q in plan.queues]

@@ -55,6 +55,10 @@ This is temporal placement (``kitsune.passes.placement``): stages one after anot
 kernel boundary, and, since a program only ever waits on programs that took their tickets before it, without
 needing the grid to be resident.
 
+**Folded stages** (``fold``, ``kitsune.passes.last_arrival``): a split reduction's combine may run on the programs of
+its partial (same program ids, no programs of its own): the program that stores the last tile of a group of the
+partial's tiles (a counter per group) runs the combine tiles that read that group. Nothing waits.
+
 **No deadlock by construction** (verified): a stage pops only from queues pushed
 by a stage whose program ids are all *lower* than its own, stage ranges lie in
 the grid and do not overlap, capacities are positive. Results of a kernel are
@@ -402,6 +406,15 @@ class StageOp(IRDLOperation):
         """(tile, reduction part) pairs the stage's programs work through."""
         return self.num_tiles() * self.split()
 
+    def fold(self) -> tuple[str, int, int] | None:
+        """A combine folded into its partial (``kitsune.passes.last_arrival``): (the partial stage's name, P, k):
+        the partial's tiles come in groups of P consecutive tiles, and the program that stores a group's last
+        tile runs this stage's tiles [g k, g k + k). None for a stage with programs of its own."""
+        f = self.attributes.get("fold")
+        if not isinstance(f, StringAttr):
+            return None
+        return f.data, self.attributes["fold_parts"].value.data, self.attributes["fold_tiles"].value.data
+
     def pops(self) -> list[PopOp]:
         return [o for o in self.body.blocks.first.ops if isinstance(o, PopOp)]
 
@@ -455,6 +468,11 @@ class StageOp(IRDLOperation):
             fail("must have at least one result")
         check_isolated_body(self, self.body, YieldOp, fail)
         lo, hi = self.pid_range()
+        fold = self.fold()
+        if fold is not None and not any(o.owner.stage_name == fold[0] for o in self.ins
+                                        if isinstance(o.owner, StageOp) and o.owner.parent_op() is k):
+            fail(f"is folded into stage \"{fold[0]}\", which must be an earlier stage of its kernel whose results "
+                 f"it reads")
         if not (0 <= lo < hi <= k.grid_size()):
             fail(f"program ids [{lo}, {hi}) must be a non-empty range inside the grid [0, {k.grid_size()}) "
                  f"of kernel \"{k.kernel_name}\"")
@@ -471,6 +489,16 @@ class StageOp(IRDLOperation):
             prod = o.owner
             if isinstance(prod, StageOp) and prod.parent_op() is k:
                 plo, phi = prod.pid_range()
+                fold = self.fold()
+                if fold is not None and prod is not self and fold[0] == prod.stage_name:
+                    if (plo, phi) != (lo, hi):
+                        fail(f"is folded into stage \"{prod.stage_name}\" (it runs on that stage's programs) but "
+                             f"has program ids [{lo}, {hi}) instead of its [{plo}, {phi})")
+                    if prod.num_tiles() % fold[1] or (prod.num_tiles() // fold[1]) * fold[2] != self.num_tiles():
+                        fail(f"is folded into stage \"{prod.stage_name}\" in groups of {fold[1]} of its "
+                             f"{prod.num_tiles()} tiles, {fold[2]} tile(s) of this stage each, but has "
+                             f"{self.num_tiles()} tiles")
+                    continue
                 if prod is self or phi > lo:
                     fail(f"operand #{i} is a result of stage \"{prod.stage_name}\" (program ids [{plo}, {phi})), "
                          f"which does not come before this stage's [{lo}, {hi}): a program may wait only on "
@@ -581,7 +609,7 @@ class KernelOp(IRDLOperation):
             if s.stage_name in names:
                 fail(f"has two stages named \"{s.stage_name}\"")
             names.add(s.stage_name)
-        ordered = sorted(stages, key=lambda s: s.pid_range())
+        ordered = sorted([s for s in stages if s.fold() is None], key=lambda s: s.pid_range())
         for a, b in zip(ordered, ordered[1:]):
             (alo, ahi), (blo, bhi) = a.pid_range(), b.pid_range()
             if blo < ahi:

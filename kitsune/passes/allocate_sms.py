@@ -216,6 +216,8 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
     smem = max(smems)
     regs = max(r.regs_per_thread for r in needs)
     ctas = ctas_per_sm(warps, smem, gpu, regs)
+    folded = [s for s in stages if s.fold() is not None]  # run on their partials' programs: none of their own
+    stages = [s for s in stages if s.fold() is None]
     costs = [StageCost(s, gpu, ctas) for s in stages]
     if k.attributes.get("placement") == StringAttr("temporal"):
         return allocate_temporal(k, stages, costs, gpu, warps, smem, ctas, depth)
@@ -236,6 +238,14 @@ def allocate_kernel(k: gq.KernelOp, gpu: GPU) -> list[str]:
         lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": {a} SMs, programs [{lo}, {lo + n}) for "
                      f"{c.tiles} tiles, {e.time_s * 1e6:.2f} us ({e.bound})")
         lo += n
+    for s in folded:  # the last-arriving program of each group runs the group's tiles after its own
+        p = next(q for q in stages if q.stage_name == s.fold()[0])
+        s.set_pids(*p.pid_range())
+        c = StageCost(s, gpu, ctas)
+        e = annotate(s, 1, c.est(1))
+        worst += e.time_s / max(1, c.tiles) * s.fold()[2]
+        lines.append(f"  {k.kernel_name} stage \"{s.stage_name}\": folded into \"{p.stage_name}\" (groups of "
+                     f"{s.fold()[1]} of its tiles, {s.fold()[2]} tile(s) each), {e.time_s * 1e6:.2f} us alone")
     launch(k, lo, warps, smem, ctas, worst, depth)
     head = (f" kernel \"{k.kernel_name}\": {len(stages)} stage(s), {sum(alloc)} of {gpu.sm_count} SMs, grid {lo}, "
             f"{warps} warps, {smem} B smem, {ctas} CTA/SM, est {worst * 1e6:.2f} us")

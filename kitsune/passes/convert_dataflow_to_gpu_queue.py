@@ -11,6 +11,9 @@ schedule decides which stages share a kernel:
   from the cost model): **temporal** levels' tasks run one after another in one kernel per launch class, a
   consumer stage reading its producer stage's result from memory after waiting on its counter (the kernel
   carries ``placement = "temporal"``); **spatial** levels as follows.
+* ``mode=dataflow``, ``fold=true``: a split reduction's combine that reads one group of its partial's tiles per
+  tile becomes a stage of the partial's kernel run by the program that stores a group's last tile (a counter per
+  group; ``kitsune.passes.last_arrival``).
 * ``mode=dataflow``, spatial: each task gets a *level*: ``level(t) = max over producers p of
   level(p) + (1 if the channel p -> t has relation "all" else 0)``. Tasks of one
   level form one persistent kernel (independent tasks -- DLRM's bags, Inception's
@@ -32,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -40,6 +43,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from kitsune.dialects import dataflow as df
 from kitsune.dialects import gpu_queue as gq
 from kitsune.gpu import parse_gpu_option
+from kitsune.passes.last_arrival import fold_combines
 from kitsune.passes.placement import PLACEMENTS, cut_by_launch_class, level_placement, task_levels
 
 MODES = ("dataflow", "bulk-sync")
@@ -95,11 +99,21 @@ def side_by_side(tasks: list[df.TaskOp], max_stages: int) -> list[list[df.TaskOp
 
 
 def kernel_of_tasks(g: df.GraphOp, mode: str, max_stages: int, placement: str = "spatial",
-                    gpu=None) -> list[tuple[list[df.TaskOp], str]]:
-    """The kernels (lists of tasks in topological order, each with its placement: 'bulk-sync', 'spatial' or
-    'temporal') of a dataflow graph."""
+                    gpu=None, fold: bool = False) -> tuple[list[tuple[list[df.TaskOp], str]], dict]:
+    """The kernels (lists of tasks in topological order, each with its placement: 'bulk-sync', 'spatial',
+    'temporal' or 'fold') of a dataflow graph, and the folded combines (``last_arrival.fold_combines``): with
+    ``fold``, in dataflow mode, a split reduction's combine runs on the last-arriving programs of its partial
+    where that is sound (``kitsune.passes.last_arrival``)."""
     tasks = g.tasks()
-    if mode == "bulk-sync" or placement == "separate":
+    if mode == "bulk-sync":
+        return [(ks, "bulk-sync") for ks in side_by_side(tasks, max_stages)], {}
+    placed = placed_kernels(tasks, max_stages, placement, gpu)
+    return fold_combines(placed) if fold else (placed, {})
+
+
+def placed_kernels(tasks: list[df.TaskOp], max_stages: int, placement: str, gpu) -> list[tuple[list[df.TaskOp], str]]:
+    """Dataflow mode's kernels before folding (see ``kernel_of_tasks``)."""
+    if placement == "separate":
         return [(ks, "bulk-sync") for ks in side_by_side(tasks, max_stages)]
     level = task_levels(tasks, queue_tile)
     levels = [[t for t in tasks if level[t] == lv] for lv in sorted(set(level.values()))]
@@ -136,6 +150,12 @@ class ConvertDataflowToGpuQueuePass(ModulePass):
     placement: str = "auto"
     """dataflow mode: auto (per level, from the cost model), spatial (levels, queues), temporal (consecutive
     tasks in one kernel, counters between stages) or separate (bulk-sync's kernels); see kitsune.passes.placement."""
+    fold: bool = False
+    """dataflow mode: run a split reduction's combine on the last-arriving programs of its partial, in the
+    partial's kernel, where that is sound (``kitsune.passes.last_arrival``). Off by default: measured on the H100
+    (bench/kernels/NOTES.md section 20), decode attention's folded combine made its kernel 13.1 us against 4.2 +
+    4.8 us for the partial and combine kernels: the fence and acquire-release atomic of every partial tile and
+    the group's serial tail cost more than a kernel boundary in a CUDA graph."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
@@ -146,15 +166,16 @@ class ConvertDataflowToGpuQueuePass(ModulePass):
                                       f"{', '.join(PLACEMENTS)}, got '{self.placement}'")
         gpu = parse_gpu_option(self.gpu)
         for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
-            convert_graph(g, self.mode, gpu.sm_count, self.placement, gpu)
+            convert_graph(g, self.mode, gpu.sm_count, self.placement, gpu, self.fold)
 
 
-def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "spatial", gpu=None
-                  ) -> gq.ProgramOp:
+def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "spatial", gpu=None,
+                  fold: bool = False) -> gq.ProgramOp:
     gblock = g.body.blocks.first
-    placed = kernel_of_tasks(g, mode, max_stages, placement, gpu)
+    placed, folded = kernel_of_tasks(g, mode, max_stages, placement, gpu, fold)
     kernels = [ks for ks, _ in placed]
     temporal = {i for i, (_, where) in enumerate(placed) if where == "temporal"}
+    fold = {i for i, (_, where) in enumerate(placed) if where == "fold"}
     kid = {t: i for i, ks in enumerate(kernels) for t in ks}
     pblock = Block(arg_types=[a.type for a in gblock.args])
     for a, b in zip(gblock.args, pblock.args):
@@ -176,7 +197,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
                 if not isinstance(ch, df.ChannelOp):
                     continue
                 p = ch.source.owner
-                if kid[p] == kid[t] and kid[t] not in temporal and ch.rel in ("tile", "rows") \
+                if kid[p] == kid[t] and kid[t] not in temporal | fold and ch.rel in ("tile", "rows") \
                         and (ch, t) not in queued:
                     queued[(ch, t)] = f"q{nq}"
                     nq += 1
@@ -251,7 +272,12 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
             for a in ("template", "config"):
                 if a in t.attributes:
                     sattrs[a] = t.attributes[a]
-            st = gq.StageOp(t.task_name, (si, si + 1), t.tile_sizes(), sins, [r.type for r in t.outs], Region(body),
+            if t in folded:  # runs on the last-arriving programs of its partial's groups
+                p, parts, k = folded[t]
+                sattrs.update(fold=StringAttr(p.task_name), fold_parts=IntegerAttr(parts, i64),
+                              fold_tiles=IntegerAttr(k, i64))
+            pi = ks.index(folded[t][0]) if t in folded else si  # a folded combine: its partial's programs
+            st = gq.StageOp(t.task_name, (pi, pi + 1), t.tile_sizes(), sins, [r.type for r in t.outs], Region(body),
                             sattrs)
             stages.append(st)
             sval.update(zip(t.results, st.results))
@@ -263,7 +289,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
         for s in stages:
             kblock.add_op(s)
         kblock.add_op(gq.YieldOp(kyields))
-        kop = gq.KernelOp(kname, len(stages), 4, 0, [pval[v] for v in kins], [v.type for v in kyields],
+        kop = gq.KernelOp(kname, len([s for s in stages if s.fold() is None]), 4, 0, [pval[v] for v in kins], [v.type for v in kyields],
                           Region(kblock), {"placement": StringAttr("temporal")} if ki in temporal else None)
         pblock.add_op(kop)
         # map task results that escape to the kernel's results

@@ -41,6 +41,8 @@ class KitsunePipelinePass(ModulePass):
     """Schedule templates (off: every task runs on the generic evaluator with form-regions' tiles)."""
     tuning_db: bool = True
     """Read configs from the tuning database (off: heuristic defaults)."""
+    fold: bool = False
+    """dataflow mode: fold split reductions' combines into their partials' kernels (convert-dataflow-to-gpu-queue)."""
     report: bool = False
     """Print the SM allocation to stderr."""
 
@@ -67,7 +69,8 @@ class KitsunePipelinePass(ModulePass):
                                        queues=self.mode == "dataflow" and self.placement != "separate"))
         if self.split:
             out.append(SplitReductionPass(sms=gpu.sm_count, templates=self.templates))
-        out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu, placement=self.placement))
+        out.append(ConvertDataflowToGpuQueuePass(mode=self.mode, gpu=self.gpu, placement=self.placement,
+                                                 fold=self.fold))
         out.append(AllocateSMsPass(gpu=self.gpu, report=self.report))
         return out
 

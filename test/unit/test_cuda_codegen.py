@@ -172,3 +172,29 @@ def test_relation_all_waits_on_every_tile():
     for q in qs:
         assert f'pop "{q.name}" (all)' in cu
         assert f"for (long long j = 0; j < {q.ntiles}LL; ++j) {{" in cu
+
+
+def test_folded_combine():
+    """A combine folded into its partial (kitsune.passes.last_arrival): the partial's programs run it, the last
+    arrival of each group of 8 partial tiles (an atomic on its group's counter, reset by it) calling the combine's
+    stage function once for the group's tile; no program range of its own. nvcc compiles it."""
+    lit = (INPUTS.parent / "convert-dataflow-to-gpu-queue-fold.mlir").read_text()
+    text = lit[lit.index("\nfunc.func @rows"):lit.index("// A combine tile that reads two groups")]
+    m = parse_module(text.replace("@rows", "@main"))
+    from kitsune.passes.allocate_sms import AllocateSMsPass
+    from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass
+
+    ConvertDataflowToGpuQueuePass(mode="dataflow", placement="separate", fold=True).apply(make_context(), m)
+    AllocateSMsPass().apply(make_context(), m)
+    m.verify()
+    src = generate_cuda(m)
+    assert "if (pid >= 0 && pid < 32) {" in src
+    assert "stage_k0_c(P, pid, e)" not in src  # no programs of its own
+    assert re.search(r"int\* c = P\.counters \+ 0 \+ t / 8LL;\n\s+kt_last = atomicAdd\(c, 1\) == 7;", src)
+    assert "if (kt_last) for (int j = 0; j < 1; ++j) stage_k0_c(P, (int)(t / 8LL * 1 + j), e);" in src
+    if _nvcc() is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            failures = _compile_all([("folded", src)], Path(tmp))
+        assert not failures, "\n\n".join(failures)

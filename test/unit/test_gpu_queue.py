@@ -282,3 +282,38 @@ def test_verifier_rejects_waiting_on_a_later_stage():
     k.set_launch(max(s0.pid_range()[1], s1.pid_range()[1]), k.num_warps(), k.smem_bytes())
     with pytest.raises(VerifyException, match="which does not come before this stage"):
         out.verify()
+
+
+def _folded_rows():
+    from pathlib import Path
+
+    lit = (Path(__file__).resolve().parents[1] / "lit" / "passes" / "convert-dataflow-to-gpu-queue-fold.mlir").read_text()
+    text = lit[lit.index("\nfunc.func @rows"):lit.index("// A combine tile that reads two groups")]
+    m = parse_module(text.replace("@rows", "@main"))
+    ConvertDataflowToGpuQueuePass(mode="dataflow", placement="separate", fold=True).apply(make_context(), m)
+    AllocateSMsPass().apply(make_context(), m)
+    m.verify()
+    return m
+
+
+def test_folded_combine_interprets_and_verifies():
+    """A folded combine (kitsune.passes.last_arrival) runs on its partial's programs: the program interprets as the
+    dataflow graph does (row sums of exp(x)), and the verifier rejects a folded stage whose program ids are not
+    its partial's, or whose groups do not cover its tiles."""
+    from xdsl.utils.exceptions import VerifyException
+
+    m = _folded_rows()
+    x = np.random.default_rng(0).standard_normal((4, 8, 16)).astype(np.float32)
+    np.testing.assert_allclose(interpret(m, [x])[0], np.exp(x).sum(1), rtol=1e-5)
+    part, comb = next(o for o in m.walk() if isinstance(o, gq.KernelOp)).stages()
+    assert comb.fold() == ("p", 8, 1) and comb.pid_range() == part.pid_range() == (0, 32)
+    comb.set_pids(0, 4)
+    with pytest.raises(VerifyException, match="is folded into stage \"p\" .* instead of its \\[0, 32\\)"):
+        m.verify()
+    comb.set_pids(0, 32)
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    comb.attributes["fold_parts"] = IntegerAttr(4, i64)
+    with pytest.raises(VerifyException, match="in groups of 4 of its 32 tiles, 1 tile\\(s\\) of this stage each, but "
+                                              "has 4 tiles"):
+        m.verify()

@@ -457,6 +457,58 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
         assert err < tol, (run_, err)
 
 
+@pytest.mark.parametrize("b,hk,group,lc,parts", [(2, 3, 1, 7, 2), (1, 2, 4, 11, 4)])
+def test_folded_attention_combine(tmp_path, b, hk, group, lc, parts):
+    """Dataflow mode with fold=true folds decode attention's combine into its partials' kernel (last_arrival):
+    one kernel, the combine stage on the partial's programs, the last arrival of each head group combining it.
+    The gpu_queue program interprets as the graph does, and the Triton kernel matches over three launches (the
+    group counters are reset by their last arrival: they read zero after each launch); bulk-sync keeps the
+    combine's kernel."""
+    from kitsune.codegen.plan import build_plan
+    from kitsune.passes.fuse_copies import FuseCopiesPass
+    from kitsune.passes.materialize import MaterializePass
+    from kitsune.passes.split_reduction import SplitReductionPass
+
+    text = decode_attention_module(b, hk * group, hk, 1, lc, 16, "f32", True)
+    module = parse_module(text)
+    rng = np.random.default_rng(b * 100 + group)
+    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
+            for a in module.body.block.first_op.body.block.args]
+    ref = interpret(module, args)[0]
+    lowered = {}
+    for mode in ("dataflow", "bulk-sync"):
+        low = parse_module(text)
+        ctx = make_context()
+        for p in (FormRegionsPass(), MaterializePass(), FuseCopiesPass(), ChooseSchedulesPass(db=False),
+                  SplitReductionPass(force=parts), ConvertDataflowToGpuQueuePass(mode=mode, fold=True),
+                  AllocateSMsPass()):
+            p.apply(ctx, low)
+            low.verify()
+        lowered[mode] = low
+    kernels = {m: [o for o in low.walk() if o.name == "gpu_queue.kernel"] for m, low in lowered.items()}
+    assert len(kernels["bulk-sync"]) == 2 and len(kernels["dataflow"]) == 1
+    part, comb = kernels["dataflow"][0].stages()
+    assert comb.fold() == (part.stage_name, parts, comb.num_tiles() * parts // part.num_tiles())
+    assert comb.pid_range() == part.pid_range()
+    assert not any(s.fold() for s in kernels["bulk-sync"][0].stages() + kernels["bulk-sync"][1].stages())
+    np.testing.assert_allclose(interpret(lowered["dataflow"], args)[0], ref, rtol=1e-5, atol=1e-5)
+    plan = build_plan(lowered["dataflow"])
+    src = generate_triton(lowered["dataflow"], capacity="all")
+    assert "if _last_of_group(ctr, 0 + t // %d, %d):" % (parts, parts) in src
+    mod = load_generated(src, tmp_path, f"tpl_fold_{b}_{group}")
+    tensors = {n: torch.from_numpy(v) for n, v in zip(mod.ARGS, args)}
+    state = mod.allocate("cpu")
+    for buf in state["buffers"].values():
+        if buf.is_floating_point():
+            buf.fill_(float("nan"))
+    groups = part.num_tiles() // parts
+    for _ in range(3):
+        out = mod.launch(state, tensors, watchdog=1000)[0].numpy()
+        mod.check(state)
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+        assert int(state["counters"][plan.fold_base:plan.fold_base + groups].abs().sum()) == 0
+
+
 def test_split_gemv_with_two_epilogue_results(monkeypatch, tmp_path):
     """A decode layer's down projection feeds the residual and the next layer's norm: a task of two results,
     both computed from the sum. It may split K (the last part stores both in its epilogue; neither the heuristic

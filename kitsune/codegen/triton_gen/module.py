@@ -17,7 +17,7 @@ from typing import IO
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from kitsune.codegen.plan import Kernel, Plan, Tensor, build_plan, ident
+from kitsune.codegen.plan import CodegenError, Kernel, Plan, Stage, Tensor, build_plan, ident
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH
@@ -261,13 +261,17 @@ class TritonGen:
                       "    else:  # Triton's interpreter runs no inline asm: a logical clock, the program id as SM",
                       "        t_start = tl.atomic_add(prof, 1).to(tl.int64)",
                       "        sm = pid.to(tl.int64)"]
-        for i, (st, fn, _) in enumerate(stage_fns):
+        own = [(st, fn) for st, fn, _ in stage_fns if st.fold is None]
+        for i, (st, fn) in enumerate(own):
             call = f"{fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)"
             if gluon:  # (every CTA is a program of its one stage; a guard here costs ptxas registers: 40 B of spill)
                 lines.append(f"    {call}")
                 continue
             lines.append(f"    {'if' if i == 0 else 'elif'} pid < {st.hi}:")
             lines.append(f"        {call}")
+            for fst, ffn, _ in stage_fns:
+                if fst.fold is not None and fst.fold[0] == st.name:
+                    lines += self._fold_tail(st, fst, ffn, params)
         lines += ["    if PDL == 2:", "        gdc_launch_dependents()"]
         if self.profile:
             base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
@@ -281,6 +285,35 @@ class TritonGen:
                       "    tl.store(row + 1, t_end)",
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _fold_tail(st: Stage, fst: Stage, fn: str, params: list[str]) -> list[str]:
+        """After a partial's tiles: per tile, count in on its group's counter; the last arrival of a group runs
+        the folded combine's tiles of that group (``Stage.fold``)."""
+        _, parts, k = fst.fold
+        if st.split != 1:
+            raise CodegenError(f"stage \"{fst.name}\" is folded into \"{st.name}\", which is split across "
+                               f"programs (SPLIT={st.split}); a folded combine needs one program per partial tile")
+        items = -(-st.ntiles // st.programs)
+        out = [f"        # \"{fst.name}\" folded: the program storing the last of a group's {parts} tiles runs the "
+               f"group's {k} tile(s)"]
+        ind = "        "
+        if items > 1:
+            out.append(f"{ind}for it in range(0, {items}):")
+            ind += "    "
+            out.append(f"{ind}t = pid - {st.lo} + it * {st.programs}")
+            if items * st.programs > st.ntiles:
+                out.append(f"{ind}if t < {st.ntiles}:")
+                ind += "    "
+        else:
+            out.append(f"{ind}t = pid - {st.lo}")
+        out.append(f"{ind}if _last_of_group(ctr, {fst.fold_base} + t // {parts}, {parts}):")
+        if k == 1:
+            out.append(f"{ind}    {fn}(t // {parts}, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+        else:
+            out.append(f"{ind}    for j in range(0, {k}):")
+            out.append(f"{ind}        {fn}(t // {parts} * {k} + j, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+        return out
 
     def _tables(self, kern_texts) -> str:
         p = self.plan

@@ -128,6 +128,22 @@ def _await_stages(ptrs, need, live, err, code, WATCHDOG: tl.constexpr):
 
 
 @triton.jit
+def _last_of_group(ctr, idx, n):
+    # a folded combine: this program's partial tile of a group of n is stored (each thread's fence, barrier);
+    # one acquire-release increment of the group's counter; the last of the n arrivals goes on to combine the
+    # group (its fence: the other programs' stores are visible to every thread) and resets the counter for the
+    # next launch (no one reads it before this kernel ends: the combine's loads need not wait for it)
+    _fence_gpu()
+    tl.debug_barrier()
+    arrived = tl.atomic_add(ctr + idx, 1, sem="acq_rel", scope="gpu")
+    last = arrived == n - 1
+    if last:
+        _fence_gpu()
+        tl.store(ctr + idx, 0)
+    return last
+
+
+@triton.jit
 def _stage_done(ctr, idx):
     # a temporal producer's program has done all its work items: its stores are performed (each thread's
     # fence, barrier), then one release increment of the stage's counter
