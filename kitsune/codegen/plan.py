@@ -344,7 +344,6 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
     # last arrival of a group resets its counter), so kernels of the same code keep the same code
     groups = [s.num_tiles() // s.fold()[2] for k in prog.kernels() for s in k.stages() if s.fold() is not None]
     if groups:
-        plan.fold_base = 0
         plan.counters = -(-max(groups) // COUNTER_LINE) * COUNTER_LINE
     for kop in prog.kernels():
         kernel = _plan_kernel(kop, names, tensors, fresh, plan)
@@ -471,8 +470,7 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         for r, v in zip(s.outs, sy.operands):
             for buf in result_buffers.get(r, []):
                 shp = tensor_shape(r.type)
-                same = len(shp) == len(s.tile_sizes()) and grid_of(shp, s.tile_sizes()) == s.grid()
-                tile = tuple(s.tile_sizes()) if same else matching_tile(shp, ntiles)
+                tile = store_tile(s, shp)
                 whole = tile is None
                 store_tiles[buf] = tuple(shp) if whole else tile
                 if whole and math.prod(shp) > WHOLE_LIMIT:
@@ -541,6 +539,16 @@ def in_place_operand(stage) -> int | None:
     return x.index
 
 
+def store_tile(op, shape: Sequence[int]) -> tuple[int, ...] | None:
+    """The tile a result of ``shape`` of a stage or task ``op`` is stored with: ``op``'s own where the grids
+    agree, else one with as many tiles (tile ``t`` of it is written by the program of ``op``'s tile ``t``), or
+    None (written whole)."""
+    tile = tuple(op.tile_sizes())
+    if len(tile) == len(shape) and grid_of(shape, tile) == tuple(op.grid()):
+        return tile
+    return matching_tile(shape, op.num_tiles())
+
+
 def matching_tile(shape: Sequence[int], ntiles: int) -> tuple[int, ...] | None:
     """A tile of ``shape`` with exactly ``ntiles`` tiles (splitting leading dims), or None."""
     lead = 1
@@ -559,4 +567,4 @@ def constant_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 
 __all__ = ["CodegenError", "Plan", "Kernel", "Stage", "Queue", "Tensor", "build_plan", "dtype_key", "is_float",
-           "ident", "ELEM_BYTES", "constant_array"]
+           "store_tile", "ident", "ELEM_BYTES", "constant_array"]

@@ -489,7 +489,6 @@ class StageOp(IRDLOperation):
             prod = o.owner
             if isinstance(prod, StageOp) and prod.parent_op() is k:
                 plo, phi = prod.pid_range()
-                fold = self.fold()
                 if fold is not None and prod is not self and fold[0] == prod.stage_name:
                     if (plo, phi) != (lo, hi):
                         fail(f"is folded into stage \"{prod.stage_name}\" (it runs on that stage's programs) but "

@@ -175,7 +175,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
     placed, folded = kernel_of_tasks(g, mode, max_stages, placement, gpu, fold)
     kernels = [ks for ks, _ in placed]
     temporal = {i for i, (_, where) in enumerate(placed) if where == "temporal"}
-    fold = {i for i, (_, where) in enumerate(placed) if where == "fold"}
+    fold_kernels = {i for i, (_, where) in enumerate(placed) if where == "fold"}
     kid = {t: i for i, ks in enumerate(kernels) for t in ks}
     pblock = Block(arg_types=[a.type for a in gblock.args])
     for a, b in zip(gblock.args, pblock.args):
@@ -197,7 +197,7 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
                 if not isinstance(ch, df.ChannelOp):
                     continue
                 p = ch.source.owner
-                if kid[p] == kid[t] and kid[t] not in temporal | fold and ch.rel in ("tile", "rows") \
+                if kid[p] == kid[t] and kid[t] not in temporal | fold_kernels and ch.rel in ("tile", "rows") \
                         and (ch, t) not in queued:
                     queued[(ch, t)] = f"q{nq}"
                     nq += 1
@@ -289,8 +289,9 @@ def convert_graph(g: df.GraphOp, mode: str, max_stages: int, placement: str = "s
         for s in stages:
             kblock.add_op(s)
         kblock.add_op(gq.YieldOp(kyields))
-        kop = gq.KernelOp(kname, len([s for s in stages if s.fold() is None]), 4, 0, [pval[v] for v in kins], [v.type for v in kyields],
-                          Region(kblock), {"placement": StringAttr("temporal")} if ki in temporal else None)
+        grid = len([s for s in stages if s.fold() is None])  # (a folded stage has no programs of its own)
+        kop = gq.KernelOp(kname, grid, 4, 0, [pval[v] for v in kins], [v.type for v in kyields], Region(kblock),
+                          {"placement": StringAttr("temporal")} if ki in temporal else None)
         pblock.add_op(kop)
         # map task results that escape to the kernel's results
         res = iter(kop.results)

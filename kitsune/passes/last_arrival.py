@@ -28,6 +28,8 @@ from xdsl.ir import SSAValue
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.codegen.plan import store_tile
+from kitsune.passes.placement import _channel_producer
 from kitsune.semantics import optable
 
 NONE, MIXED = -1, -2
@@ -64,17 +66,6 @@ def tile_ids(shape: tuple[int, ...], tile: tuple[int, ...]) -> np.ndarray:
         ids = ids + axis.reshape([-1 if e == d else 1 for e in range(len(shape))])
         stride *= grid[d]
     return ids
-
-
-def result_tile(task: df.TaskOp, shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The tile a result of ``task`` is stored with (``kitsune.codegen.plan``): the task's own where the grids
-    agree, else one with as many tiles (tile ``t`` of it is written by the program of the task's tile ``t``)."""
-    from kitsune.codegen.plan import matching_tile
-
-    tile = task.tile_sizes()
-    if len(tile) == len(shape) and grid_of(shape, tile) == task.grid():
-        return tuple(tile)
-    return matching_tile(shape, task.num_tiles())
 
 
 def _group_of_op(op: GraphOp, args: list[np.ndarray]) -> list[np.ndarray] | None:
@@ -123,7 +114,7 @@ def fold_shape(partial: df.TaskOp, combine: df.TaskOp) -> tuple[int, int] | None
         ch = o.owner
         shape = tensor_shape(a.type)
         if isinstance(ch, df.ChannelOp) and ch.source.owner is partial:
-            tile = result_tile(partial, shape)
+            tile = store_tile(partial, shape)
             if tile is None:
                 return None
             env[a] = tile_ids(shape, tile) // parts
@@ -141,7 +132,7 @@ def fold_shape(partial: df.TaskOp, combine: df.TaskOp) -> tuple[int, int] | None
     ys = body.last_op.operands
     for r, y in zip(combine.outs, ys):
         shape = tensor_shape(r.type)
-        tile = result_tile(combine, shape)
+        tile = store_tile(combine, shape)
         if tile is None:
             return None
         g = env[y]
@@ -182,12 +173,8 @@ def widen(partial: df.TaskOp, combine: df.TaskOp, shape: tuple[int, int]) -> tup
 
 
 def producer_tasks(t: df.TaskOp) -> list[df.TaskOp]:
-    out = []
-    for o in t.ins:
-        ch = o.owner
-        if isinstance(ch, df.ChannelOp) and isinstance(ch.source.owner, df.TaskOp) and ch.source.owner not in out:
-            out.append(ch.source.owner)
-    return out
+    """The tasks whose results ``t`` reads through channels, each once."""
+    return list(dict.fromkeys(cp[1] for o in t.ins if (cp := _channel_producer(o)) is not None))
 
 
 def fold_combines(placed: list[tuple[list[df.TaskOp], str]]) -> tuple[list[tuple[list[df.TaskOp], str]],
