@@ -64,7 +64,7 @@ class OpProgram:
 
 class Evaluator:
     def __init__(self, gen: "TritonGen", stage: Stage, blocks: Blocks, memory: Memory, tile: "OutputTile",
-                 split_k: "SplitK", anchor):
+                 split_k: "SplitK", anchor, threads: int = 128):
         from kitsune.codegen.triton_gen.reductions import Reductions
         from kitsune.codegen.triton_gen.templates.tma import TmaOperand
 
@@ -78,6 +78,7 @@ class Evaluator:
         self.tile = tile
         self.split_k = split_k
         self.anchor = anchor  # (id(op), statement) the template's loop computes, or None
+        self.threads = threads  # of the kernel's CTA: how many accumulator elements each thread holds
         self.progs: dict[int, OpProgram] = {}
         self.pop_of: dict[SSAValue, Queue] = {p.results[0]: q for p, q in stage.pops}
         self.extra_tensors: set[str] = set()  # non-splat constants the stage reads

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
 
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
+NARROW_TILE_PER_THREAD = 1
+"""A generic reduction whose tile has at least this many elements per thread of the CTA reduces each chunk as it
+comes (a tile-shaped accumulator) instead of keeping a block accumulator of tile x chunk: DLRM's bags ([16, 64]
+tile, chunks of 8 indices, 4 warps) took 118 registers and 4 CTAs per SM with the block accumulator, 56 and
+11.6 us instead of 18.9 us with the narrow one (``bench/kernels/room_probe.py``, NOTES section 21)."""
 
 
 class Reductions:
@@ -74,9 +79,12 @@ class Reductions:
         acc = b.fresh("acc")
         shape = "[" + ", ".join(str(b.aranges[a]) for a in bframe) + "]"
         r = b.new_axis("r", P)
-        # a loop keeps a block accumulator (tile axes x chunk) and reduces the chunk axis once at the end
-        wide = E > P or (anchor and ev.stage.split > 1)
-        wide = wide and s.op in ("+=", "max=", "min=")
+        # a loop keeps a block accumulator (tile axes x chunk) and reduces the chunk axis once at the end, unless
+        # the tile alone gives every thread of the CTA an element: then the block accumulator would hold P
+        # registers per element, and each chunk is reduced as it comes (NARROW_TILE_PER_THREAD)
+        split = anchor and ev.stage.split > 1
+        wide = E > P or split
+        wide = wide and s.op in ("+=", "max=", "min=") and (split or S < NARROW_TILE_PER_THREAD * ev.threads)
         if wide:
             wshape = "[" + ", ".join(str(b.aranges[a]) for a in bframe + (r,)) + "]"
             b.em.emit(f"{acc} = tl.full({wshape}, {lit(neutral)}, tl.float32)", depth)
@@ -114,4 +122,4 @@ class Reductions:
         return self.split_k.combine(out, s.op) if anchor and ev.stage.split > 1 else out
 
 
-__all__ = ["Reductions", "BLOCK_LIMIT"]
+__all__ = ["Reductions", "BLOCK_LIMIT", "NARROW_TILE_PER_THREAD"]

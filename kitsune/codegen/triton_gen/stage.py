@@ -64,7 +64,8 @@ class StageGen:
         self.tile = OutputTile()
         self.tiles = TileIndexer(stage, self.b)
         self.split_k = SplitK(stage, self.b, self.mem, self.tile)
-        self.ev = Evaluator(gen, stage, self.b, self.mem, self.tile, self.split_k, anchor_statement(stage))
+        self.ev = Evaluator(gen, stage, self.b, self.mem, self.tile, self.split_k, anchor_statement(stage),
+                            threads=32 * kernel.warps)
         self.queues = QueueTraffic(stage, self.b, self.mem, self.tile)
 
     @property
