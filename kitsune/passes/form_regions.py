@@ -26,7 +26,9 @@ producers:
   row operand joins it when the cost model says recomputing it per column tile
   is cheaper than the round trip of its output through DRAM (``prologue``); so does
   a group of row gathers (``index_select``, ``embedding``, with concats and elementwise
-  ops: MeshGraphNet's ``cat(x[src], x[dst], e)``), whose rows are then loaded by index.
+  ops: MeshGraphNet's ``cat(x[src], x[dst], e)``), whose rows are then loaded by index, and
+  a contraction of at most ``small_k`` reduction steps with its epilogue (DLRM's bottom layer
+  0 of 13 features), whose dot then runs inside each K step of its consumer's.
 
 Merges never create a cycle between groups, so independent groups stay separate
 tasks (they can run concurrently). Each group becomes a ``dataflow.task``:
@@ -61,6 +63,11 @@ from kitsune.dialects.graph import elem_bytes, is_last_dim_concat
 from xdsl.passes import ModulePass
 
 REL_ORDER = {"all": 0, "rows": 1, "tile": 2}
+SMALL_K = 16
+"""Default of ``small_k``: the longest reduction of a contraction that joins the contraction reading it as a
+prologue (recomputed per column tile of its consumer, one dot step inside each of the consumer's K steps). DLRM's
+bottom layer 0 (13 features) inside layer 1 on the H100: the launch 56.3 -> 52.3 us (51.4 with the prologue's
+loads a step ahead), bench/kernels/prologue_probe.py, NOTES section 21."""
 
 # ------------------------------------------------------------------ op classes
 
@@ -140,6 +147,11 @@ def _reads_rows(op: Operation, idx: int) -> bool:
     if access_relation(op, idx) == "rows":
         return True
     return is_last_dim_concat(op) and _shape(op.operands[idx])[:-1] == _shape(op.results[0])[:-1]
+
+
+def _row_operand(op: Operation, idx: int) -> bool:
+    """Operand ``idx`` of ``op`` is the row operand of a contraction (read straight, not through a concat)."""
+    return op_class(op) == "contraction" and access_relation(op, idx) == "rows"
 
 
 def _est(ops: Sequence[Operation], tiles: int | None = None, launch: bool = True):
@@ -226,6 +238,9 @@ class FormRegionsPass(ModulePass):
     """GPU preset (with optional FIELD=VALUE overrides), for the chain's row threshold."""
     prologue: bool = True
     """Fuse norms into a consuming contraction as a prologue when the cost model says so."""
+    small_k: int = SMALL_K
+    """A contraction of at most this many reduction steps joins the contraction reading it as its row operand
+    as a prologue, when the cost model says so (0: never)."""
     epilogue: bool = True
     """Fuse memory-intensive ops into their producer (off: one task per op, for comparison)."""
     remarks: bool = False
@@ -520,6 +535,9 @@ class _Former:
                     why = "memory-only prologue"
                 elif g.anchor and fusable and self.row_gathers_only(g):
                     why = self.contraction_prologue(g, c, "gather", _reads_rows)
+                elif g.anchor and fusable and self.small_contraction_only(g, self.p.small_k) and \
+                        sum(op_class(o) == "contraction" for o in c.ops) == 1:  # one level: no prologue in c yet
+                    why = self.contraction_prologue(g, c, "small-K contraction", _row_operand)
                 elif g.rows and not g.anchor and fusable:
                     why = self.contraction_prologue(g, c, "norm", lambda op, i: access_relation(op, i) == "rows")
                 else:
@@ -545,6 +563,22 @@ class _Former:
             if r is None or r.reduce_op not in (None, "=") or r.has("scatter") or r.has("R"):
                 return False
         return True
+
+    @staticmethod
+    def small_contraction_only(g: _Group, small_k: int) -> bool:
+        """``g`` is one contraction whose reduction fits one dot step (at most ``small_k`` steps: DLRM's 13 dense
+        features), with elementwise / layout ops around it: cheap enough to recompute inside its consumer's
+        operand loads. Its result is wider than a chain's intermediate (``CHAIN_MAX_WIDTH``): a narrower one is
+        the chain rule's to fuse or not (its row and layer thresholds), in registers instead of recomputed."""
+        from kitsune.schedule.chain import CHAIN_MAX_WIDTH
+        from kitsune.schedule.roles import roles_of
+
+        anchors = [o for o in g.ops if op_class(o) not in ("ew", "layout", "const")]
+        if len(anchors) != 1 or op_class(anchors[0]) != "contraction":
+            return False
+        r = roles_of(anchors[0])
+        return (r is not None and not r.has("gather") and not r.has("scatter") and 0 < r.extent("K") <= small_k
+                and r.extent("N") > CHAIN_MAX_WIDTH)
 
     def contraction_prologue(self, g: _Group, c: _Group, what: str, reads) -> str | None:
         """Fuse group g (a norm, or row gathers: MeshGraphNet's ``cat(x[src], x[dst], e)``) into the contraction

@@ -79,6 +79,14 @@ def lookup(problem, gpu: GPU | str):
         from dataclasses import replace
 
         e = _entry(key(replace(problem, split_ok=False), gpu))
+    if e is None and hasattr(problem, "split_ok") and not problem.split_ok:
+        # and the other way: an unsplit winner measured where a split was allowed is valid where it is not (a
+        # contraction that takes a small one as its operand's prologue: DLRM's bottom layers 0 and 1)
+        from dataclasses import replace
+
+        e = _entry(key(replace(problem, split_ok=True), gpu))
+        if e is not None and int(e["config"].get("SPLIT", 1)) != 1:
+            e = None
     return None if e is None else config_from(problem.template, e["config"])
 
 

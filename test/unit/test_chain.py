@@ -114,8 +114,10 @@ def test_no_chain_task(opts, why):
 
 
 def test_wide_intermediate_is_not_chained():
-    _, tasks = formed(mlp_module(40, 8, [300, 16]))  # 300 > 256 columns: not in registers
+    _, tasks = formed(mlp_module(40, 8, [300, 16]), small_k=0)  # 300 > 256 columns: not in registers
     assert len(tasks) == 2
+    _, tasks = formed(mlp_module(40, 8, [300, 16]))  # (its 8 input features: a small-K prologue, not a chain)
+    assert len(tasks) == 1 and chain_form(tasks[0].body.blocks.first) is None
 
 
 def test_intermediate_read_twice_is_not_chained():

@@ -586,3 +586,22 @@ def test_separate_placement_and_a_tuned_placement_from_the_database(tmp_path, mo
     tuned = kitsune.compile(model, inputs, mode="dataflow", device="cpu", cache=False)
     assert tuned.placement == "separate" and tuned.lowered == sep.lowered
     torch.testing.assert_close(flatten(tuned(*inputs))[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_database_lookup_across_split_ok(tmp_path, monkeypatch):
+    """A tuned winner measured where a split was allowed serves a problem where it is not (a contraction that took
+    a small one as its prologue: DLRM's bottom layers) when it does not split; a split winner does not."""
+    from dataclasses import replace
+
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import GemmConfig, Problem
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    p = Problem("gemm", M=2000, N=200, K=500, elem_bytes=2, split_ok=True)
+    q = Problem("gemm", M=2000, N=200, K=600, elem_bytes=2, split_ok=True)
+    db.store(p, "h100", GemmConfig(BM=64, BN=64, BK=64, SPLIT=1, stages=4, warps=4), 0.005, 0.006)
+    db.store(q, "h100", GemmConfig(BM=64, BN=64, BK=64, SPLIT=4, stages=4, warps=4), 0.005, 0.006)
+    got = db.lookup(replace(p, split_ok=False), "h100")
+    assert got is not None and (got.BM, got.BN, got.SPLIT) == (64, 64, 1)
+    assert db.lookup(replace(q, split_ok=False), "h100") is None
+    assert db.lookup(q, "h100").SPLIT == 4

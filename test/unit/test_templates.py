@@ -705,3 +705,88 @@ def test_gemm_epilogue_residual_loaded_after_k_loop():
     with torch.no_grad():
         ref = m(h, e)
     assert rel_err(first_output(cm(h, e)).numpy(), ref.numpy()) < 1e-4
+
+
+def mlp2_module(m, k0, n0, n1, dt):
+    """linear (k0 -> n0) + relu -> linear (n0 -> n1) + relu on m rows."""
+    x, w0, b0 = mlir_type([m, k0], dt), mlir_type([n0, k0], dt), mlir_type([n0], dt)
+    w1, b1 = mlir_type([n1, n0], dt), mlir_type([n1], dt)
+    h, y = mlir_type([m, n0], dt), mlir_type([m, n1], dt)
+    return (f"func.func @main(%x: {x}, %w0: {w0}, %b0: {b0}, %w1: {w1}, %b1: {b1}) -> {y} {{\n"
+            f"    %h = graph.linear %x, %w0, %b0 : {x}, {w0}, {b0} -> {h}\n"
+            f"    %r = graph.relu %h : {h} -> {h}\n"
+            f"    %y = graph.linear %r, %w1, %b1 : {h}, {w1}, {b1} -> {y}\n"
+            f"    %z = graph.relu %y : {y} -> {y}\n"
+            f"    func.return %z : {y}\n}}\n")
+
+
+@pytest.mark.parametrize("m,k0,n0,n1,dt,path", [(50, 13, 320, 40, "bf16", "prologue"), (33, 16, 288, 24, "f32", "prologue"),
+                                                 (50, 13, 96, 40, "bf16", "none"), (40, 24, 320, 32, "bf16", "none")])
+def test_small_k_prologue(tmp_path, m, k0, n0, n1, dt, path):
+    """A contraction of at most ``small_k`` (16) reduction steps read as the next one's row operand joins it as a
+    prologue (DLRM's bottom layers 0 and 1): one task, one kernel whose K loop runs the small dot in every step,
+    its operands (weight rows, bias) loaded a step ahead; the result matches the reference interpreter (rows and
+    widths that do not divide the tiles). An intermediate of at most 256 columns is left to the chain rule (two
+    layers: no chain), 24 steps stay two tasks, and so does small_k=0."""
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    text = mlp2_module(m, k0, n0, n1, dt)
+    fused = path != "none"
+    for small_k in (16, 0):
+        module = parse_module(text)
+        FormRegionsPass(small_k=small_k).apply(make_context(), module)
+        tasks = [o for o in module.walk() if isinstance(o, df.TaskOp)]
+        assert len(tasks) == (1 if fused and small_k else 2), small_k
+    pipeline = lambda t, cfg, mode: _pipeline(t, mode)  # noqa: E731
+
+    def _pipeline(t, mode):
+        low = parse_module(t)
+        KitsunePipelinePass(mode=mode, tuning_db=False).apply(make_context(), low)
+        low.verify()
+        return low
+
+    for mode in ("bulk-sync", "dataflow"):
+        src = run(text, None, mode, tmp_path, dt, 7, lower=pipeline, name=f"smallk_{k0}_{dt}")
+        stages = re.findall(r"^def (k\d+_\w+)\(pid", src, flags=re.M)
+        assert len(stages) == (1 if fused else 2), (mode, stages)
+        prefetched = re.findall(r"^\s+(v\d+)_next = tl\.load\(", src, flags=re.M)
+        assert (len(prefetched) >= 2) == (path == "prologue"), prefetched  # the inner dot's weight rows, its bias
+        chain = "warpgroup_mma" in src or re.search(r"^\s+w\d+ = tl\.load\(", src, flags=re.M)  # TMA / register form
+        assert not chain, mode  # (a small-K prologue never makes a chain task)
+
+
+@pytest.mark.parametrize("bags,dim,per_bag,dt,narrow", [(70, 64, 20, "bf16", True), (40, 32, 7, "f32", True),
+                                                     (8, 8, 200, "f32", False)])
+def test_generic_reduction_accumulates_per_chunk(tmp_path, bags, dim, per_bag, dt, narrow):
+    """A generic reduction whose tile gives every thread an element (an embedding bag of [16, 64] per program, 4
+    warps) reduces each chunk of its reduction as it comes into a tile-shaped accumulator (``NARROW_TILE_PER_THREAD``:
+    DLRM's bags 118 -> 56 registers); a small tile keeps the block accumulator (tile x chunk). Indices include
+    repeats; bag counts and bag lengths that do not divide the tile or the chunk; the reference interpreter agrees."""
+    from kitsune.codegen.triton_gen.reductions import NARROW_TILE_PER_THREAD
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    w, i, y = mlir_type([300, dim], dt), mlir_type([bags, per_bag], "i64"), mlir_type([bags, dim], dt)
+    text = (f"func.func @main(%w: {w}, %i: {i}) -> {y} {{\n"
+            f"    %y = graph.embedding_bag %w, %i : {w}, {i} -> {y}\n    func.return %y : {y}\n}}\n")
+    module = parse_module(text)
+    rng = np.random.default_rng(bags)
+    args = [rng.standard_normal((300, dim)).astype(np.float32), rng.integers(0, 300, (bags, per_bag))]
+    args[1][0, :] = 5  # one bag of one row repeated
+    ref = interpret(module, args)[0]
+    low = parse_module(text)
+    KitsunePipelinePass(mode="bulk-sync", tuning_db=False).apply(make_context(), low)
+    src = generate_triton(low, capacity="all")
+    tile = re.search(r"tile \[(\d+), (\d+)\] of", src)
+    warps = int(re.search(r"grid \d+, (\d+) warps", src)[1])
+    assert (int(tile[1]) * int(tile[2]) >= NARROW_TILE_PER_THREAD * 32 * warps) == narrow, tile.groups()
+    acc = re.search(r"(acc\d+) = tl\.full\(\[([\d, ]+)\]", src)
+    assert len(acc[2].split(",")) == (2 if narrow else 3), (tile.groups(), acc[0])
+    assert (f"{acc[1]} = {acc[1]} + tl.sum(" in src) == narrow
+    assert (re.search(rf"= tl\.sum\({acc[1]}, axis=2\)", src) is not None) == (not narrow)  # wide: reduced once
+    mod = load_generated(src, tmp_path, f"tpl_bag_{bags}_{dim}")
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
+    tensors = {mod.ARGS[0]: torch.from_numpy(args[0]).to(tdt), mod.ARGS[1]: torch.from_numpy(args[1])}
+    state = mod.allocate("cpu")
+    out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
+    mod.check(state)
+    np.testing.assert_allclose(out, ref, rtol=2e-2 if dt == "bf16" else 1e-5, atol=2e-2 if dt == "bf16" else 1e-5)

@@ -4,6 +4,7 @@
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions{epilogue=false}' | filecheck %s --check-prefix=SINGLE
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions{tile_m=32 tile_n=64 costs=true}' | filecheck %s --check-prefix=TILES
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions{remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+// RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions{small_k=0}' | filecheck %s --check-prefix=SK0
 
 // GPT MLP: linear -> gelu -> linear. The gelu is the first GEMM's epilogue; the second GEMM
 // reads the hidden activation by row bands. With chain_bytes, the hidden row band
@@ -148,4 +149,52 @@ func.func @bias_relu(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf3
   %h = graph.linear %x, %w, %b : tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32> -> tensor<8x16xf32>
   %y = graph.relu %h : tensor<8x16xf32> -> tensor<8x16xf32>
   func.return %y : tensor<8x16xf32>
+}
+
+// -----
+// DLRM's bottom layers: a linear of 13 features (at most small_k = 16 reduction steps) into 320 columns, read
+// as the next linear's row operand, joins it as a prologue (its dot recomputed inside each K step of the next);
+// small_k=0 and prologue=false keep two tasks. 24 features stay apart (@wide_k), and so does an intermediate of
+// at most 256 columns (@chain_width: the chain rule's to fuse, here off: two layers).
+
+// CHECK-LABEL: func.func @small_k
+// CHECK: dataflow.task "linear_0" contraction (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) tile [64, 64] : (tensor<64x13xf32>, tensor<320x13xf32>, tensor<320xf32>, tensor<64x320xf32>, tensor<64xf32>) -> tensor<64x64xf32> {
+// CHECK-NEXT: ^
+// CHECK-NEXT: graph.linear
+// CHECK-NEXT: graph.relu
+// CHECK-NEXT: graph.linear
+// CHECK-NEXT: dataflow.yield
+// CHECK-NOT: dataflow.task
+// SK0-LABEL: func.func @small_k
+// SK0: dataflow.task "linear_0" contraction
+// SK0: dataflow.task "linear_1" contraction
+// NOPRO-LABEL: func.func @small_k
+// NOPRO: dataflow.task "linear_0" contraction
+// NOPRO: dataflow.task "linear_1" contraction
+// REMARK: task "linear_0" (contraction, 3 op(s), {{.*}}): linear (contraction anchor); relu (elementwise); relu: epilogue; linear (contraction anchor); small-K contraction prologue (cost model: fused {{.*}} us incl. recompute over 1 column tiles < separate {{.*}} us)
+func.func @small_k(%x: tensor<64x13xf32>, %w0: tensor<320x13xf32>, %b0: tensor<320xf32>, %w1: tensor<64x320xf32>, %b1: tensor<64xf32>) -> tensor<64x64xf32> {
+  %h = graph.linear %x, %w0, %b0 : tensor<64x13xf32>, tensor<320x13xf32>, tensor<320xf32> -> tensor<64x320xf32>
+  %r = graph.relu %h : tensor<64x320xf32> -> tensor<64x320xf32>
+  %y = graph.linear %r, %w1, %b1 : tensor<64x320xf32>, tensor<64x320xf32>, tensor<64xf32> -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+
+// -----
+// CHECK-LABEL: func.func @wide_k
+// CHECK: dataflow.task "linear_0" contraction
+// CHECK: dataflow.task "linear_1" contraction
+func.func @wide_k(%x: tensor<64x24xf32>, %w0: tensor<320x24xf32>, %w1: tensor<64x320xf32>) -> tensor<64x64xf32> {
+  %h = graph.linear %x, %w0 : tensor<64x24xf32>, tensor<320x24xf32> -> tensor<64x320xf32>
+  %y = graph.linear %h, %w1 : tensor<64x320xf32>, tensor<64x320xf32> -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+
+// -----
+// CHECK-LABEL: func.func @chain_width
+// CHECK: dataflow.task "linear_0" contraction
+// CHECK: dataflow.task "linear_1" contraction
+func.func @chain_width(%x: tensor<64x13xf32>, %w0: tensor<256x13xf32>, %w1: tensor<64x256xf32>) -> tensor<64x64xf32> {
+  %h = graph.linear %x, %w0 : tensor<64x13xf32>, tensor<256x13xf32> -> tensor<64x256xf32>
+  %y = graph.linear %h, %w1 : tensor<64x256xf32>, tensor<64x256xf32> -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
 }

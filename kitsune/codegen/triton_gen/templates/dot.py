@@ -9,10 +9,11 @@ combination of the parts, come from ``SplitK``.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from kitsune.codegen.plan import CodegenError, dtype_key
-from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.emitter import TV, Blk
 from kitsune.codegen.triton_gen.index_algebra import laxes
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
 from kitsune.dialects.graph import fmt_loc, is_last_dim_concat
@@ -110,8 +111,10 @@ class DotTemplate:
         segments = None if anchor and ev.stage.split > 1 else self.k_segments(opp, A, rvars, E, BK)
         if segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
-            self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-                       ev.split_k.masked(E, BK, anchor))
+            operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
+                                  ev.split_k.masked(E, BK, anchor))
+            if loop and not (anchor and ev.stage.split > 1):
+                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
             if loop:
                 b.em.close(depth, saved)
         else:  # one loop per part of a concatenated row operand, each reading only its part
@@ -203,6 +206,75 @@ class DotTemplate:
             b.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
         else:
             b.em.emit(f"{acc} = tl.dot({ca}, {cb}, {acc}{prec})", inner)
+        return {ta.code, tb.code}
 
 
-__all__ = ["DotTemplate"]
+_LOAD = re.compile(r"(v\d+) = (tl\.load\(.*)$")
+_ASSIGNED = re.compile(r"^(\w+) = ")
+_DOT = re.compile(r"^(acc\d+) = (_dot_lp|tl\.dot)\(")
+_IMPURE = re.compile(r"tl\.(load|store|atomic|dot)|_dot_lp|_index_check|_scatter|\(ctr|\berr\b")
+_LOOP = re.compile(r"^for (k\d+) in range\((\d+), (\d+), (\d+)\):$")
+
+
+def _lines(blk: Blk):
+    for it in blk.items:
+        if isinstance(it, Blk):
+            yield from _lines(it)
+        else:
+            yield it
+
+
+def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str]) -> None:
+    """A K loop whose step computes a contraction of its own before the anchor's dot (a small contraction as the
+    row operand's prologue, form-regions' ``SMALL_K``: DLRM's bottom layer 0 inside layer 1) loads that
+    contraction's operands one step ahead, in registers: a load at the top of the step whose address depends on
+    the loop counter and on values from before the loop only is issued for the next step (at the last step the
+    last chunk again) and taken from the previous one. Triton pipelines only the anchor dot's own operands
+    (cp.async; DLRM's layer-0 rows of 13 elements, 26 bytes, are not even 4-byte aligned), so otherwise each
+    step waits an L2 round trip before its first dot: 7.6 -> 6.0 us alone on the H100
+    (``bench/kernels/prologue_probe.py``, NOTES section 21). ``operands``: the anchor dot's operand values."""
+    m = _LOOP.match(loop.header or "")
+    nested = any(_DOT.match(ln) and _DOT.match(ln)[1] != acc for ln in _lines(loop))
+    if m is None or not nested:
+        return
+    k, lo, hi, step = m[1], int(m[2]), int(m[3]), int(m[4])
+    assigned = [a[1] for ln in _lines(loop) if (a := _ASSIGNED.match(ln))]
+    inside = set(assigned) - {k}
+    once = {v for v in inside if assigned.count(v) == 1}
+    step_only: dict[str, str] = {}  # pure values of the counter and of values from before the loop (masks)
+    moved = []
+    for it in loop.items:
+        a = _ASSIGNED.match(it) if isinstance(it, str) else None
+        if a is None:
+            continue
+        v, e = a[1], it[len(a[0]):]
+        names = set(re.findall(r"\b[A-Za-z_]\w*\b", e))
+        if names & (inside - set(step_only) - {v}):
+            continue  # it needs a value this step computes
+        ld = _LOAD.match(it)
+        if ld is not None and v in once and v not in operands:
+            moved.append((it, v, e))
+        elif ld is None and v in once and not _IMPURE.search(e):
+            step_only[v] = e
+    if not moved:
+        return
+    last = (-(-(hi - lo) // step) - 1) * step + lo
+    at = outer.items.index(loop)
+    first = {k: f"({lo})"} | {v: f"{v}_first" for v in step_only}
+    nxt = {k: f"{k}_next"} | {v: f"{v}_next" for v in step_only}
+
+    def at_step(e: str, names: dict[str, str]) -> str:
+        return re.sub(r"\b[A-Za-z_]\w*\b", lambda x: names.get(x[0], x[0]), e)
+
+    used = set().union(*(set(re.findall(r"\b[A-Za-z_]\w*\b", e)) for _, _, e in moved))
+    helpers = [(v, e) for v, e in step_only.items() if v in used]  # (in order: a helper may use an earlier one)
+    outer.items[at:at] = ([f"{v}_first = " + at_step(e, first) for v, e in helpers]
+                          + [f"{v}_next = " + at_step(e, first) for _, v, e in moved])
+    head = [f"{v} = {v}_next" for _, v, _ in moved] + [f"{k}_next = tl.minimum({k} + {step}, {last})"]
+    head += [f"{v}_next = " + at_step(e, nxt) for v, e in helpers]
+    head += [f"{v}_next = " + at_step(e, nxt) for _, v, e in moved]
+    gone = {id(it) for it, _, _ in moved}
+    loop.items = head + [it for it in loop.items if id(it) not in gone]
+
+
+__all__ = ["DotTemplate", "prefetch_prologue_loads"]
