@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 import torch
-from graphtime import graph_us
+from graphtime import kernels_alone_us
 
 import kitsune
 import kitsune.passes.convert_dataflow_to_gpu_queue as conv
@@ -49,24 +49,7 @@ def kernel_times(fn, inputs, mod, names):
     env = {**prog._tensors, **prog._prepare(inputs)}
     prog.module.launch(prog.state, env)
     torch.cuda.synchronize()
-    st = prog.state
-    ctr, err, ep = st["counters"], st["err"], st["epoch"]
-    base = graph_us(lambda: (ctr.zero_(), ep.zero_()))
-    out = {}
-    for k in mod.KERNELS:
-        if k["name"] not in names:
-            continue
-        envk = {**st["buffers"], **env}
-        args = [envk[n] for n in k["tensors"]]
-
-        def step(k=k, args=args):
-            ctr.zero_()
-            ep.zero_()
-            k["fn"][(k["grid"],)](*args, ctr, err, ep, k["ticket"], WATCHDOG=0, num_warps=k["num_warps"],
-                                  num_stages=k["num_stages"])
-
-        out[k["name"]] = graph_us(step) - base
-    return out
+    return kernels_alone_us(prog.state, env, [k for k in mod.KERNELS if k["name"] in names])
 
 
 def main() -> None:

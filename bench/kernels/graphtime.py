@@ -19,3 +19,24 @@ def graph_us(step, reps: int = 20) -> float:
         for _ in range(reps):
             step()
     return do_bench(g.replay, warmup=20, rep=200) * 1e3 / reps
+
+
+def kernels_alone_us(state, env, kernels) -> dict[str, float]:
+    """Each of ``kernels`` (entries of a generated module's ``KERNELS``) timed alone: a CUDA graph of ``graph_us``'s
+    calls of (zero the ticket counters and the epoch, launch the kernel) minus the same graph of the resets alone;
+    the kernel reads the buffers of ``state`` (a program's, after one full launch) and ``env`` (its tensors)."""
+    ctr, err, ep = state["counters"], state["err"], state["epoch"]
+    base = graph_us(lambda: (ctr.zero_(), ep.zero_()))
+    out = {}
+    for k in kernels:
+        envk = {**state["buffers"], **env}
+        args = [envk[n] for n in k["tensors"]]
+
+        def step(k=k, args=args):
+            ctr.zero_()
+            ep.zero_()  # a program's id is its ticket minus epoch x grid: both from zero
+            k["fn"][(k["grid"],)](*args, ctr, err, ep, k["ticket"], WATCHDOG=0, num_warps=k["num_warps"],
+                                  num_stages=k["num_stages"])
+
+        out[k["name"]] = graph_us(step) - base
+    return out

@@ -13,7 +13,7 @@ import os
 import sys
 
 import torch
-from graphtime import graph_us  # bench/kernels/graphtime.py (the script's folder is on sys.path)
+from graphtime import graph_us, kernels_alone_us  # bench/kernels/graphtime.py (the script's folder is on sys.path)
 
 import kitsune
 from kitsune.bench.harness import get_source
@@ -36,24 +36,13 @@ def main() -> None:
     mod.launch(prog.state, env)
     torch.cuda.synchronize()
     st = prog.state
-    ctr, err, ep = st["counters"], st["err"], st["epoch"]
+    ctr, ep = st["counters"], st["epoch"]
     ep.zero_()
     base = graph_us(lambda: (ctr.zero_(), ep.zero_()))
     full = graph_us(lambda: (ctr.zero_(), ep.zero_(), mod.launch(st, env)))
     total = 0.0
     print(f"{spec} {mode}: whole launch {full - base:.1f} us (graph, counters reset)")
-    for k in mod.KERNELS:
-        envk = dict(st["buffers"])
-        envk.update(env)
-        args = [envk[n] for n in k["tensors"]]
-
-        def step(k=k, args=args):
-            ctr.zero_()
-            ep.zero_()  # a program's id is its ticket minus epoch x grid: both from zero
-            k["fn"][(k["grid"],)](*args, ctr, err, ep, k["ticket"], WATCHDOG=0, num_warps=k["num_warps"],
-                                  num_stages=k["num_stages"])
-
-        us = graph_us(step) - base
+    for k, us in zip(mod.KERNELS, kernels_alone_us(st, env, mod.KERNELS).values()):
         total += us
         stages = [ln for ln in prog.source.splitlines() if f"def {k['name']}_" in ln]
         print(f"  {k['name']:4s} grid {k['grid']:5d} warps {k['num_warps']}  {us:8.1f} us  "

@@ -79,7 +79,7 @@ def prefetch_text(src: str, fn_name: str) -> str:
 
 def main() -> None:
     import torch
-    from graphtime import graph_us
+    from graphtime import kernels_alone_us
     from triton.testing import do_bench
 
     import kitsune
@@ -128,22 +128,9 @@ def main() -> None:
         err = max(float((o - r).abs().max()) for o, r in zip(outs, ref))
         mod, st = prog.module, prog.state
         env = {**prog._tensors, **prog._prepare(list(flatten(inputs)))}
-        ctr, errf, ep = st["counters"], st["err"], st["epoch"]
-        base = graph_us(lambda: (ctr.zero_(), ep.zero_()))
-        kern = {}
-        for k in mod.KERNELS:
-            envk = {**st["buffers"], **env}
-            args = [envk[n] for n in k["tensors"]]
-
-            def step(k=k, args=args):
-                ctr.zero_()
-                ep.zero_()
-                k["fn"][(k["grid"],)](*args, ctr, errf, ep, k["ticket"], WATCHDOG=0, num_warps=k["num_warps"],
-                                      num_stages=k["num_stages"])
-
-            kern[k["name"]] = round(graph_us(step) - base, 2)
-        ctr.zero_()
-        ep.zero_()
+        kern = {n: round(us, 2) for n, us in kernels_alone_us(st, env, mod.KERNELS).items()}
+        st["counters"].zero_()  # (the kernels alone left their tickets counted from zero)
+        st["epoch"].zero_()
         with torch.no_grad():
             g = launch_plan_graph(cm, inputs)
         ms = do_bench(g.replay, warmup=25, rep=300, return_mode="median")
