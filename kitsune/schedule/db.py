@@ -72,20 +72,16 @@ def lookup(problem, gpu: GPU | str):
     from kitsune.schedule.configs import config_from
 
     e = _entry(key(problem, gpu))
-    if e is None and getattr(problem, "split_ok", False):
-        # a config measured where the epilogue forbade a split is valid where it allows one too (split_ok only
-        # widens the space): the measured winner beats the heuristic's guess (Llama's O projection, whose task
-        # feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned SPLIT=1 8.4 us on H100)
+    if e is None and hasattr(problem, "split_ok"):
+        # the winner measured under the other split_ok, where it is valid here: a config measured where the
+        # epilogue forbade a split is valid where it allows one (split_ok only widens the space; Llama's O
+        # projection, whose task feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned
+        # SPLIT=1 8.4 us on H100), and an unsplit one the other way round (a contraction that takes a small one as
+        # its operand's prologue: DLRM's bottom layers 0 and 1)
         from dataclasses import replace
 
-        e = _entry(key(replace(problem, split_ok=False), gpu))
-    if e is None and hasattr(problem, "split_ok") and not problem.split_ok:
-        # and the other way: an unsplit winner measured where a split was allowed is valid where it is not (a
-        # contraction that takes a small one as its operand's prologue: DLRM's bottom layers 0 and 1)
-        from dataclasses import replace
-
-        e = _entry(key(replace(problem, split_ok=True), gpu))
-        if e is not None and int(e["config"].get("SPLIT", 1)) != 1:
+        e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu))
+        if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
     return None if e is None else config_from(problem.template, e["config"])
 

@@ -119,7 +119,7 @@ class Reductions:
         out = TV(acc, bframe, depth, "f")
         if wide:
             out = b.tmp(reduce_text(s.op, acc, ax), bframe, depth)
-        return self.split_k.combine(out, s.op) if anchor and ev.stage.split > 1 else out
+        return self.split_k.combine(out, s.op) if split else out
 
 
 __all__ = ["Reductions", "BLOCK_LIMIT", "NARROW_TILE_PER_THREAD"]

@@ -108,12 +108,13 @@ class DotTemplate:
         acc = b.fresh("acc")
         b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in bframe)}], tl.float32)", depth)
         r = b.new_axis("r", BK)
-        segments = None if anchor and ev.stage.split > 1 else self.k_segments(opp, A, rvars, E, BK)
+        split = anchor and ev.stage.split > 1  # this program computes one part of the tile's K (SplitK)
+        segments = None if split else self.k_segments(opp, A, rvars, E, BK)
         if segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
             operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
                                   ev.split_k.masked(E, BK, anchor))
-            if loop and not (anchor and ev.stage.split > 1):
+            if loop and not split:
                 prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
             if loop:
                 b.em.close(depth, saved)
@@ -125,7 +126,7 @@ class DotTemplate:
                 self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
                 b.em.close(depth, saved)
         out = TV(acc, tuple(bframe), depth, "f")
-        if anchor and ev.stage.split > 1:
+        if split:
             out = ev.split_k.combine(out, "+=")
         scale = 1.0
         for f in nums:
@@ -214,6 +215,7 @@ _ASSIGNED = re.compile(r"^(\w+) = ")
 _DOT = re.compile(r"^(acc\d+) = (_dot_lp|tl\.dot)\(")
 _IMPURE = re.compile(r"tl\.(load|store|atomic|dot)|_dot_lp|_index_check|_scatter|\(ctr|\berr\b")
 _LOOP = re.compile(r"^for (k\d+) in range\((\d+), (\d+), (\d+)\):$")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _lines(blk: Blk):
@@ -241,21 +243,21 @@ def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str])
     assigned = [a[1] for ln in _lines(loop) if (a := _ASSIGNED.match(ln))]
     inside = set(assigned) - {k}
     once = {v for v in inside if assigned.count(v) == 1}
-    step_only: dict[str, str] = {}  # pure values of the counter and of values from before the loop (masks)
+    step_only: dict[str, tuple[str, set[str]]] = {}  # pure values of the counter and of earlier values (masks)
     moved = []
     for it in loop.items:
         a = _ASSIGNED.match(it) if isinstance(it, str) else None
         if a is None:
             continue
         v, e = a[1], it[len(a[0]):]
-        names = set(re.findall(r"\b[A-Za-z_]\w*\b", e))
+        names = set(_NAME.findall(e))
         if names & (inside - set(step_only) - {v}):
             continue  # it needs a value this step computes
         ld = _LOAD.match(it)
         if ld is not None and v in once and v not in operands:
-            moved.append((it, v, e))
+            moved.append((it, v, e, names))
         elif ld is None and v in once and not _IMPURE.search(e):
-            step_only[v] = e
+            step_only[v] = (e, names)
     if not moved:
         return
     last = (-(-(hi - lo) // step) - 1) * step + lo
@@ -264,16 +266,19 @@ def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str])
     nxt = {k: f"{k}_next"} | {v: f"{v}_next" for v in step_only}
 
     def at_step(e: str, names: dict[str, str]) -> str:
-        return re.sub(r"\b[A-Za-z_]\w*\b", lambda x: names.get(x[0], x[0]), e)
+        return _NAME.sub(lambda x: names.get(x[0], x[0]), e)
 
-    used = set().union(*(set(re.findall(r"\b[A-Za-z_]\w*\b", e)) for _, _, e in moved))
-    helpers = [(v, e) for v, e in step_only.items() if v in used]  # (in order: a helper may use an earlier one)
+    used = set().union(*(names for *_, names in moved))
+    for v, (_, names) in reversed(step_only.items()):  # a helper the moved loads need, and the helpers it needs
+        if v in used:
+            used |= names
+    helpers = [(v, e) for v, (e, _) in step_only.items() if v in used]  # (in order: a helper may use an earlier one)
     outer.items[at:at] = ([f"{v}_first = " + at_step(e, first) for v, e in helpers]
-                          + [f"{v}_next = " + at_step(e, first) for _, v, e in moved])
-    head = [f"{v} = {v}_next" for _, v, _ in moved] + [f"{k}_next = tl.minimum({k} + {step}, {last})"]
+                          + [f"{v}_next = " + at_step(e, first) for _, v, e, _ in moved])
+    head = [f"{v} = {v}_next" for _, v, _, _ in moved] + [f"{k}_next = tl.minimum({k} + {step}, {last})"]
     head += [f"{v}_next = " + at_step(e, nxt) for v, e in helpers]
-    head += [f"{v}_next = " + at_step(e, nxt) for _, v, e in moved]
-    gone = {id(it) for it, _, _ in moved}
+    head += [f"{v}_next = " + at_step(e, nxt) for _, v, e, _ in moved]
+    gone = {id(it) for it, *_ in moved}
     loop.items = head + [it for it in loop.items if id(it) not in gone]
 
 
