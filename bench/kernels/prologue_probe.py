@@ -3,11 +3,10 @@ layers 0 and 1 in one kernel, against the two kernels; and the prologue's loads 
 
     python bench/kernels/prologue_probe.py [dlrm_b2048] [--json F]
 
-Compiles the workload in bulk-sync mode twice (``small_k`` 0: separate kernels; as shipped: fused), and a text
-variant of the fused kernel whose K loop loads the prologue's operands (loads whose address depends only on the
-loop index and on values from before the loop) for the next step before this step's dots (``prefetch_text``):
-Triton pipelines only the loads that feed a dot through cp.async, and the layer-0 weight's 13-element rows
-(26 bytes) are not 4-byte aligned, so each K step otherwise waits on an L2 round trip before its first dot.
+Compiles the workload in bulk-sync mode three times: ``small_k`` 0 (separate kernels), fused without the
+prologue's loads issued a step ahead (``dot.prefetch_prologue_loads`` off), and as shipped. Triton pipelines only
+the loads that feed the anchor dot through cp.async, and the layer-0 weight's 13-element rows (26 bytes) are not
+4-byte aligned, so without the prefetch each K step waits on an L2 round trip before its first dot.
 Per variant: each kernel alone (module_probe's method) and the whole launch plan's CUDA-graph replay (do_bench
 median with its L2 flush, as the harness), outputs against the separate program.
 """
@@ -17,64 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
-
-_LOAD = re.compile(r"^(\s+)(v\d+) = (tl\.load\(.*)$")
-
-
-def prefetch_text(src: str, fn_name: str) -> str:
-    """``src`` with the first K loop (``for kN in range(a, b, s):``) of stage function ``fn_name`` loading its
-    loop-invariant-address operands one step ahead (registers, rotated at the top of the step)."""
-    lines = src.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {fn_name}("))
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("def ", "@")))
-    loop = next((i for i in range(start, end) if re.match(r"\s+for k\d+ in range\(", lines[i])), None)
-    if loop is None:
-        return src
-    m = re.match(r"(\s+)for (k\d+) in range\((\S+), (\S+), (\S+)\):", lines[loop])
-    ind, kv, lo, hi, step = m[1], m[2], m[3], m[4], m[5]
-    body_ind = None
-    j = loop + 1
-    defined_in_loop: set[str] = set()
-    body = []
-    while j < end and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > len(ind)):
-        body.append(lines[j])
-        j += 1
-    body_ind = re.match(r"(\s+)", body[0])[1]
-    for ln in body:
-        mm = re.match(r"\s+(\w+) = ", ln)
-        if mm:
-            defined_in_loop.add(mm[1])
-    # the anchor dot's own operands (a dot into an accumulator from before the loop): Triton pipelines them
-    anchor_ops = set()
-    for ln in body:
-        mm = re.match(r"\s+(acc\d+) = _dot_lp\((.*)\)$", ln)
-        if mm and mm[1] not in defined_in_loop - {mm[1]} and mm[1] not in {x for x in defined_in_loop
-                                                                           if f"{x} = tl.zeros" in "\n".join(body)}:
-            anchor_ops |= set(re.findall(r"\bv\d+\b", mm[2]))
-    pre, rot, new_body = [], [], []
-    for ln in body:
-        mm = _LOAD.match(ln)
-        names = set(re.findall(r"\b[a-z_]\w*\b", mm[3])) if mm else set()
-        if mm and len(mm[1]) == len(body_ind) and not (names & (defined_in_loop - {kv})) and mm[2] not in anchor_ops:
-            v, expr = mm[2], mm[3]
-            nxt = re.sub(rf"\b{kv}\b", f"{kv}_next", expr)
-            first = re.sub(rf"\b{kv}\b", f"({lo})", expr)
-            pre.append(f"{ind}{v}_next = {first}")
-            rot.append((v, nxt))
-            continue
-        new_body.append(ln)
-    if not rot:
-        return src
-    head = [f"{body_ind}{v} = {v}_next" for v, _ in rot]
-    head.append(f"{body_ind}{kv}_next = tl.minimum({kv} + {step}, {hi} - {step})")
-    head += [f"{body_ind}{v}_next = {nxt}" for v, nxt in rot]
-    out = lines[:loop] + pre + [lines[loop]] + head + new_body + lines[j:]
-    return "\n".join(out) + "\n"
 
 
 def main() -> None:
@@ -83,11 +28,11 @@ def main() -> None:
     from triton.testing import do_bench
 
     import kitsune
+    import kitsune.codegen.triton_gen.templates.dot as dot
     import kitsune.passes.form_regions as fr
     from kitsune.bench.harness import flatten
     from kitsune.compile import clear_cache
     from kitsune.models import get_workload
-    from kitsune.runtime.program import load_source
     from kitsune.tools.tune import launch_plan_graph
 
     ap = argparse.ArgumentParser()
@@ -96,30 +41,20 @@ def main() -> None:
     a = ap.parse_args()
     model, inputs = get_workload(a.workload).build(scale=1.0, dtype=torch.bfloat16, device="cuda")
     variants = {}
-    builder = fr._Former
-    small = vars(builder)["small_contraction_only"]  # (the staticmethod object itself)
     with torch.no_grad():
-        builder.small_contraction_only = staticmethod(lambda g, k: False)  # as small_k=0
-        variants["separate"] = kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
-        builder.small_contraction_only = small
-        clear_cache()  # the lowering is memoised by the graph's text: lower again with the prologue
-        variants["fused"] = kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
-        clear_cache()
-        variants["fused+prefetch"] = kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
+        for name, patches in (("separate", [(fr._Former, "small_contraction_only", staticmethod(lambda g, k: False))]),
+                              ("fused", [(dot, "prefetch_prologue_loads", lambda *a: None)]),
+                              ("fused+prefetch", [])):
+            saved = [(obj, attr, vars(obj)[attr]) for obj, attr, _ in patches]
+            for obj, attr, value in patches:
+                setattr(obj, attr, value)
+            try:
+                clear_cache()  # the lowering is memoised by the graph's text
+                variants[name] = kitsune.compile(model, inputs, mode="bulk-sync", cache=False)
+            finally:
+                for obj, attr, value in saved:
+                    setattr(obj, attr, value)
         ref = [o.float().clone() for o in flatten(variants["separate"](*inputs))]
-    cm = variants["fused+prefetch"]
-    src = cm.program.source
-    text = src
-    for fn in [ln.split("(")[0][4:] for ln in src.splitlines() if re.match(r"def k\d+_", ln)]:
-        body = src.split(f"def {fn}(", 1)[1].split("\ndef ", 1)[0]
-        if body.count("_dot_lp(") >= 2 and re.search(r"\n {12}acc\d+ = tl.zeros", body):  # a dot inside the K loop
-            text = prefetch_text(text, fn)
-            print(f"prefetch in {fn}", flush=True)
-    cm.program.module = load_source(text, interpret=False)
-    for key in ("branches", "streams", "bump"):
-        cm.program.state.pop(key, None)
-    cm.program.state["counters"].zero_()
-    cm.program.state["epoch"].zero_()
     recs = []
     for name, cm in variants.items():
         prog = cm.program
