@@ -211,6 +211,9 @@ def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None) ->
         "num_warps": nw,
         "wgmma": "wgmma.mma_async" in ptx,
         "mma": bool(re.search(r"\bmma\.sync\b", ptx)),
+        "tma_load": "cp.async.bulk.tensor" in ptx and ".shared::cluster.global" in ptx,
+        "tma_store": ".global.shared::cta" in ptx,
+        "setmaxnreg": "setmaxnreg" in ptx,  # warp specialisation's register split
         "ptx_lines": ptx.count("\n"),
         "compile_s": round(secs, 3),
         "ctas_per_sm": ctas_per_sm(regs, shared, nw),

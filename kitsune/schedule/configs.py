@@ -100,10 +100,13 @@ class GemmConfig(Config):
     """gemm: BM x BN output tiles, a pipelined K loop of BK, grouped tile order, an optional split of K.
     ``PER_ITEM``: one program per work item instead of a persistent grid of the resident CTAs (as for gemv:
     the hardware starts the next program as one ends, and the programs of one SM hide each other's latency,
-    where a persistent program's tiles run one after another)."""
+    where a persistent program's tiles run one after another). ``GLUON`` (Hopper, 16-bit operands read from
+    memory): the kernel in Gluon, operands by TMA through a ring of ``stages`` shared-memory slots, async wgmma
+    (``templates/gemm_tma.py``); 1 one partition, 2 warp-specialised (a loader warp fills the ring across
+    tiles); elsewhere the Triton form of the same tile."""
 
     template: ClassVar[str] = "gemm"
-    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM")
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM", "GLUON")
     BM: int = 128
     BN: int = 128
     BK: int = 64
@@ -113,9 +116,16 @@ class GemmConfig(Config):
     stages: int = 3
     BB: int = 1  # batch entries per tile (a batched dot of small matrices, ``batched_small``)
     PER_ITEM: bool = False
+    GLUON: int = 0
 
     def resources(self, p: Problem) -> Resources:
         smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
+        if self.GLUON:
+            # (``warps``: the kernel's launch; the loader partition's warp takes a warpgroup's slot beside them
+            # and setmaxnreg shares the registers out)
+            threads = 32 * (self.warps + (4 if self.GLUON == 2 else 0))
+            cbuf = self.BM * min(self.BN, 128) * p.elem_bytes  # the result's way out (a TMA store)
+            return Resources(self.warps, min(255, 65536 // threads), smem + cbuf + 1024)
         acc = self.BB * self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0)), smem)
 
@@ -195,7 +205,23 @@ class GemmConfig(Config):
         # one program per tile (after the persistent configs: the heuristic ranks them alike, ties keep the
         # persistent grid)
         out += [replace(c, PER_ITEM=True) for c in out if c.SPLIT == 1]
+        out += GemmConfig.gluon_space(p)
         return out or [GemmConfig(BM=64, BN=64, BK=32, warps=4, stages=2)]
+
+    @staticmethod
+    def gluon_space(p: Problem) -> list["GemmConfig"]:
+        """The Gluon forms (``GLUON``, persistent, unsplit) for 16-bit operands with 16-byte aligned rows and whole
+        tiles (bench/kernels/NOTES.md section 13: within 1% of cuBLAS on the GPT-3 MLP shapes at 128 x 128 on two
+        warpgroups, warp-specialised, and 128 x 256 pipelined); after the Triton forms, which win ties."""
+        if p.elem_bytes != 2 or p.batch != 1 or p.K % 8:
+            return []
+        out = []
+        for form in (2, 1):
+            for BM, BN, w, st in ((128, 128, 8, 5), (128, 128, 8, 4), (128, 256, 8, 3), (128, 256, 8, 4),
+                                  (128, 128, 4, 5)):
+                if p.M >= BM and p.N >= BN:
+                    out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st, GLUON=form))
+        return out
 
 
 @dataclass(frozen=True)

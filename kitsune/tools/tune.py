@@ -1,6 +1,6 @@
 """kitsune-tune: time each templated task's candidate configs on the GPU, keep the fastest correct one.
 
-    kitsune-tune --workload mlp_gpt3_T256 [--workload ...] [--max-candidates 12] [--db PATH]
+    kitsune-tune --workload mlp_gpt3_T256 [--workload ...] [--max-candidates 12] [--db PATH] [--only GLUON=1,2]
     kitsune-tune path/model.py[:factory]
     kitsune-tune --train --workload nerf_65k   (the forward and backward graphs of a training step)
     kitsune-tune --placement --workload all    (each workload's dataflow placement, measured)
@@ -60,12 +60,25 @@ def scheduled_tasks(graph_module, gpu: str):
     return out
 
 
-def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None) -> dict | None:
-    """Time the default and the best-ranked candidates of one task; returns the record of the winner."""
+def parse_only(text: str | None) -> dict[str, set[int]]:
+    """``--only``'s filter: ``FIELD=V[,V..][;FIELD=..]`` (config fields, integer values)."""
+    out: dict[str, set[int]] = {}
+    for part in (text or "").split(";"):
+        if not part.strip():
+            continue
+        name, _, vals = part.partition("=")
+        out[name.strip()] = {int(v) for v in vals.split(",") if v.strip()}
+    return out
+
+
+def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None,
+              only: dict[str, set[int]] | None = None) -> dict | None:
+    """Time the default, the database's current winner and the best-ranked candidates of one task (``only``:
+    candidates whose config fields take these values, ``parse_only``); returns the record of the winner."""
     import torch
 
     from kitsune.runtime.program import Program
-    from kitsune.schedule import isolate
+    from kitsune.schedule import db, isolate
     from kitsune.schedule.configs import CONFIGS
     from kitsune.schedule.select import gemm_tile
     from kitsune.schedule.roles import roles_of
@@ -73,10 +86,16 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     p = choice.problem
     g = get_gpu(gpu)
     space = CONFIGS[p.template].space(p)
+    if only:
+        space = [c for c in space if all(int(getattr(c, k, 0)) in v for k, v in only.items())]
     ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
-    # diverse candidates: the default, then the best-ranked of each tile shape (the cost model's ranking of
-    # splits and shapes is what tuning corrects), then the rest by rank
+    # diverse candidates: the default, the incumbent (a winner of an earlier run stays in the race), then the
+    # best-ranked of each tile shape (the cost model's ranking of splits and shapes is what tuning corrects),
+    # then the rest by rank
     cands = [choice.config]
+    incumbent = db.lookup(p, gpu)
+    if incumbent is not None and incumbent not in cands:
+        cands.append(incumbent)
     seen_shapes = set()
     for c in ranked:
         shape = tuple(v for k, v in c.as_dict().items() if k not in ("SPLIT", "GROUP_M"))
@@ -123,7 +142,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
 
 
 def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,
-               log=None, store: bool = True, seen: set[str] | None = None) -> list[dict]:
+               log=None, store: bool = True, seen: set[str] | None = None,
+               only: dict[str, set[int]] | None = None) -> list[dict]:
     """Tune every templated task of an imported graph module; winners go to the database. ``seen``: problem keys
     already tuned in this run (shared across graphs: a training step's forward and backward have GEMMs of one
     problem with other epilogues, and the first tuned keeps its entry)."""
@@ -139,7 +159,7 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
         if k in seen:
             continue
         seen.add(k)
-        rec = tune_task(task, c, gpu, device, max_candidates, log)
+        rec = tune_task(task, c, gpu, device, max_candidates, log, only)
         if rec is None:
             continue
         if store:
@@ -245,6 +265,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workload", action="append", default=[], help="a suite workload (repeatable; 'all')")
     ap.add_argument("--gpu", default=None, help="GPU preset (default: from the device name)")
     ap.add_argument("--max-candidates", type=int, default=12)
+    ap.add_argument("--only", default=None, help="time only candidates whose config fields take these values, "
+                    "e.g. 'GLUON=1,2' or 'BM=128;warps=8' (the default and the database's winner are timed too)")
     ap.add_argument("--db", default=None, help="database file (default: the user's cache)")
     ap.add_argument("--json", default=None, help="write every candidate's timing here")
     ap.add_argument("--placement", action="store_true",
@@ -304,7 +326,7 @@ def main(argv=None) -> int:
                 graphs.append((name, import_module(model, inputs)[0]))
         seen: set[str] = set()
         for name, gm in graphs:
-            recs = tune_graph(gm, gpu, "cuda", a.max_candidates, a.db, log, seen=seen)
+            recs = tune_graph(gm, gpu, "cuda", a.max_candidates, a.db, log, seen=seen, only=parse_only(a.only))
             for r in recs:
                 d = r["default_ms"]
                 print(f"{name:<24} {r['task']:<14} {r['template']:<5} best {r['ms'] * 1e3:8.1f} us "

@@ -101,8 +101,9 @@ class TritonGen:
             extra: set[str] = set()
             tma: set[str] = set()
             gl_body = self._gluon_stage(k)
+            gl_fns = []  # a Gluon stage's partition functions (name, parameters after pid, body)
             if gl_body is not None:
-                g, body, names = gl_body
+                g, body, names, gl_fns = gl_body
                 extra |= g.extra_tensors
                 tma |= set(names)
                 stage_fns.append((k.stages[0], g.fn_name(), body))
@@ -117,9 +118,16 @@ class TritonGen:
             # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
             deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
-            texts = ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
-                                       f"WATCHDOG: tl.constexpr):"] + body)
-                     for st, fn, body in stage_fns]
+            texts = ["\n".join([deco, f"def {fn}(pid, {fn_params}):"] + body)
+                     for fn, fn_params, body in gl_fns]
+            texts += ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
+                                        f"WATCHDOG: tl.constexpr):"] + body)
+                      for st, fn, body in stage_fns]
+            if gl_fns:  # the kernel's parameters, known only now
+                from kitsune.codegen.triton_gen.templates.gemm_tma import PARAMS_MARK
+
+                texts = [t.replace(PARAMS_MARK, ", ".join(params)) for t in texts]
+                self.gluon_kernels[k.name]["functions"] = [fn for fn, _, _ in gl_fns]
             kern_texts.append((k, params, stage_fns, texts))
         self.same_code = self._same_code(kern_texts)
         out.append(self._header())
@@ -137,7 +145,9 @@ class TritonGen:
                            f"{q.readers} reader(s) per tile, counters at {q.counter_base}")
             why = self.gluon_kernels.get(k.name, {}).get("fallback")
             if why:
-                out.append(f"#   register form of the chain (the TMA form does not apply: {why})")
+                form = ("register form of the chain (the TMA form" if k.stages[0].template == "chain"
+                        else "Triton form of the gemm (the Gluon form")
+                out.append(f"#   {form} does not apply: {why})")
             if k.name in self.same_code:
                 out.append(f"#   the code of kernel \"{self.same_code[k.name]}\" up to names (compiled once): "
                            "its function runs with this kernel's tensors and ticket")
@@ -165,21 +175,32 @@ class TritonGen:
         if not self.gluon or self.profile or len(k.stages) != 1 or k.queues:
             return None
         st = k.stages[0]
-        if st.template != "chain" or not int(st.config.get("TMA", 0)):
+        chain = st.template == "chain" and int(st.config.get("TMA", 0))
+        gemm = st.template == "gemm" and int(st.config.get("GLUON", 0))
+        if not (chain or gemm):
             return None
         from kitsune.codegen.plan import CodegenError
-        from kitsune.codegen.triton_gen.gluon_text import to_gluon
+        from kitsune.codegen.triton_gen.gluon_text import gluon_line, to_gluon
         from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK, generate_chain_tma
+        from kitsune.codegen.triton_gen.templates.gemm_tma import generate_gemm_tma
 
         g = StageGen(self, k, st)
+        fns = []
         try:
-            body, pads, names = generate_chain_tma(g)
-            body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
+            if chain:
+                body, pads, names = generate_chain_tma(g)
+                body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
+            else:
+                body, fns, names = generate_gemm_tma(g)
+                pads = {}
+                body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
+                fns = [(fn, ps, to_gluon(lines, g.b.axis_lines(), AXES_MARK) if AXES_MARK in
+                        [x.strip() for x in lines] else [gluon_line(x) for x in lines]) for fn, ps, lines in fns]
         except CodegenError as e:
             self.gluon_kernels[k.name] = {"fallback": str(e)}
             return None
         self.gluon_kernels[k.name] = {"pads": pads}
-        return g, body, names
+        return g, body, names, fns
 
     def _same_code(self, kern_texts) -> dict[str, str]:
         """Kernels whose code equals an earlier kernel's up to the names of its functions and parameters (the
@@ -191,7 +212,8 @@ class TritonGen:
         first: dict[tuple, str] = {}
         same: dict[str, str] = {}
         for k, params, stage_fns, texts in kern_texts:
-            names = [fn for _, fn, _ in stage_fns] + list(params)
+            names = ([fn for _, fn, _ in stage_fns] + self.gluon_kernels.get(k.name, {}).get("functions", [])
+                     + list(params))
             # the dispatcher's own name only where it is defined (a stage's loop variable may be called k44 too)
             disp = self._kernel_fn(k, params, stage_fns).replace(f"def {ident(k.name)}(", "def _kernel_(", 1)
             code = "\n".join(texts + [disp])

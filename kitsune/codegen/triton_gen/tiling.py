@@ -44,6 +44,7 @@ class TileIndexer:
         self.template = stage.template
         self.cfg = stage.config
         self.b = blocks
+        self.coords: dict[int, str] = {}  # dim -> the name of the tile's block coordinate (of the last index)
 
     def index(self, T, D) -> TileIndex:
         """Index of tile ``t`` (tiles T of shape D): coordinates from t, one clamped axis per dim > 1.
@@ -52,6 +53,7 @@ class TileIndexer:
         are walked in groups of ``GROUP_M`` row tiles (consecutive programs share operand tiles in L2). A
         ``gemv`` tensor-core config pads its row axis to the 16 rows an mma needs, a gemm its skinny axes."""
         G = [-(-d // t) for d, t in zip(D, T)]
+        self.coords = {}
         ntiles = math.prod(G) if G else 1
         gstr = strides(G)
         axes: dict[int, str] = {}
@@ -104,6 +106,7 @@ class TileIndexer:
                     if gstr[d] * g != ntiles:
                         code = f"({code}) % {g}"
                 self.b.em.emit(f"{c} = {code}", 1)
+                self.coords[d] = c
                 cl = lscale(self.b.sym(c, 0, g - 1, 1), t)
             else:
                 cl = lconst(0)

@@ -1,0 +1,294 @@
+"""The gemm template's Hopper form (``GemmConfig.GLUON``): a Gluon kernel whose operands reach shared memory by
+TMA through a ring of ``stages`` slots and whose products run as asynchronous ``wgmma``.
+
+Triton 3.6 pipelines a ``tl.dot`` loop with one partition that both issues the loads and runs the tensor cores,
+and warp-specialises only on Blackwell. On the H100 the Gluon forms of a persistent GEMM reach cuBLAS on the
+GPT-3 MLP shapes where the Triton kernel stays 5-13% behind (bench/kernels/NOTES.md section 13:
+``gluon_gemm_probe.py``). Two forms:
+
+* ``GLUON = 1`` (pipelined): one partition; a tile's first ``stages - 1`` chunks are issued when the tile starts,
+  each later one as the wgmma two steps before it retires (one wgmma in flight);
+* ``GLUON = 2`` (warp-specialised): a one-warp loader partition fills the ring for every tile of the program,
+  ahead across tile boundaries, waiting only for free slots (``_empty``); the default partition's warps run the
+  wgmma, release each slot once the wgmma that read it has retired, and run the epilogue.
+
+What a tile computes after the product (bias, activation, a residual, the casts: whatever the stage's ops do)
+comes from the comprehension evaluator, seeded with the accumulator as the value of the anchor contraction's
+reduction at the tile's index, as in the chain template; its Triton text becomes Gluon by ``gluon_text``.
+
+Taken for a kernel of this one stage (no queues, no split of K) whose anchor is ``A[m, k] * W[n, k]`` (or
+``W[k, n]``) with ``A`` a 2-D tensor read from memory, ``W`` a 2-D weight, both of one 16-bit type with
+16-byte aligned row pitches, and a tile of whole ``BM x BN`` blocks; anything else raises ``CodegenError`` and
+the module emits the Triton form of the same config.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kitsune.codegen.plan import CodegenError, dtype_key
+from kitsune.codegen.triton_gen.blocks import Blocks
+from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.syntax import TL
+from kitsune.codegen.triton_gen.tiling import TileIndexer
+from kitsune.dialects.graph import fmt_loc
+from kitsune.dialects.regions import tensor_shape
+
+if TYPE_CHECKING:
+    from kitsune.codegen.triton_gen.stage import StageGen
+
+AXES_MARK = "#@axes"  # replaced by the axis definitions of the epilogue (gluon_text)
+PARAMS_MARK = "__KITSUNE_PARAMS__"  # the kernel's parameters (known once every stage is generated)
+LOADER_REGS = 24  # registers of the loader partition's warp (setmaxnreg)
+BK_TMA = 64  # 128 bytes of a 16-bit type: one swizzle span
+
+
+class GemmTmaGen:
+    def __init__(self, g: "StageGen"):
+        self.g, self.st, self.b, self.ev = g, g.stage, g.b, g.ev
+        cfg = g.cfg
+        self.form = int(cfg.get("GLUON", 0))
+        self.S = int(cfg.get("stages", 3))
+        self.BM, self.BN, self.BK = int(cfg.get("BM", 128)), int(cfg.get("BN", 128)), int(cfg.get("BK", 64))
+        self.warps = int(g.kernel.warps)
+        self.fn = g.fn_name()
+        self.cbufs: list[tuple[str, str, str]] = []  # (buffer, descriptor, output) of results stored by TMA
+        self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
+
+    def fail(self, why: str):
+        raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": Gluon gemm: {why}")
+
+    # ---- what the form takes
+    def check(self):
+        """The anchor contraction as a chain layer (``weight_layer``: row operand, weight, its layout), checked."""
+        from kitsune.schedule.chain import weight_layer
+        from kitsune.schedule.select import anchor_of
+
+        st, ev = self.st, self.ev
+        if self.form not in (1, 2):
+            self.fail(f"GLUON={self.form} (1: pipelined, 2: warp-specialised)")
+        if st.split != 1 or st.pushes or st.pops or not st.stores or any(w for _, _, w in st.stores):
+            self.fail("a split, queue traffic or a whole-tensor result")
+        if self.S < 2 or self.BK != BK_TMA or self.BM not in (64, 128) or self.BN not in (64, 128, 256):
+            self.fail(f"a {self.BM} x {self.BN} x {self.BK} tile at {self.S} stages")
+        if self.BM // 16 < self.warps:
+            self.fail(f"{self.warps} warps for {self.BM} rows (wgmma: 16 rows a warp)")
+        T, D = tuple(st.tile), tuple(st.shape)
+        if len(D) != 2 or T != (self.BM, self.BN):
+            self.fail(f"a tile {list(T)} of {list(D)} (whole {self.BM} x {self.BN} blocks of a matrix)")
+        op, _ = anchor_of(st.op)
+        lay = weight_layer(op) if op is not None else None
+        if lay is None:
+            self.fail("the anchor is not a row operand times a 2-D weight")
+        if tuple(tensor_shape(op.results[0].type)) != D:
+            self.fail("the anchor's result is not the tile's matrix")
+        for v, what in ((lay.a, "row operand"), (lay.w, "weight")):
+            if not ev.is_direct(v) or v in ev.pop_of or st.args[v] in st.awaited:
+                self.fail(f"the {what} is not a tensor read from memory")
+            if len(tensor_shape(v.type)) != 2:
+                self.fail(f"a {len(tensor_shape(v.type))}-D {what}")
+        dts = {dtype_key(v.type.get_element_type()) for v in (lay.a, lay.w)}
+        if dts not in ({"bf16"}, {"f16"}):
+            self.fail(f"operands of type {sorted(dts)} (both bf16 or both f16)")
+        self.dt = TL[dts.pop()]
+        if (lay.K * 2) % 16 or (not lay.w_nk and (lay.N * 2) % 16):
+            self.fail("a row pitch that is not 16-byte aligned")
+        return op, lay
+
+    # ---- code
+    def prelude(self, lay) -> list[str]:
+        """Depth-0 lines of the stage function: layouts, descriptors, the ring and its barriers."""
+        st, BM, BN, BK, S, dt = self.st, self.BM, self.BN, self.BK, self.S, self.dt
+        M, K = tensor_shape(lay.a.type)
+        wblock = [BN, BK] if lay.w_nk else [BK, BN]
+        wshape = [lay.N, lay.K] if lay.w_nk else [lay.K, lay.N]
+        out = [f"_a_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{BM}, {BK}], {dt})",
+               f"_w_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wblock}, {dt})",
+               f"_da = tma.make_tensor_descriptor({st.args[lay.a]}, shape=[{M}, {K}], strides=[{K}, 1], "
+               f"block_shape=[{BM}, {BK}], layout=_a_l)",
+               f"_dw = tma.make_tensor_descriptor({st.args[lay.w]}, shape={wshape}, strides=[{wshape[1]}, 1], "
+               f"block_shape={wblock}, layout=_w_l)",
+               f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)",
+               f"_wbuf = gl.allocate_shared_memory({dt}, [{S}, {wblock[0]}, {wblock[1]}], _w_l)",
+               f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())"]
+        if self.form == 2:
+            out.append(f"_empty = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
+        out.append(f"for _i in gl.static_range({S}):")
+        out.append("    mbarrier.init(_ready.index(_i), count=1)")
+        if self.form == 2:
+            out.append("    mbarrier.init(_empty.index(_i), count=1)")
+        return out
+
+    def issue(self, lay, g: str, k: str, cm: str, cn: str, pred: str | None, depth: int, wait_empty: bool) -> None:
+        """The TMA of ring step ``g`` (K offset ``k``) of the tile at block coordinates (cm, cn)."""
+        em, S = self.b.em, self.S
+        p = f", pred={pred}" if pred else ""
+        s = self.b.fresh("s")
+        em.emit(f"{s} = ({g}) % {S}", depth)
+        if wait_empty:  # (empty barriers start in phase 0: a parity-1 wait passes at once on the first round)
+            em.emit(f"mbarrier.wait(_empty.index({s}), ((({g}) // {S}) & 1) ^ 1)", depth)
+        nbytes = (self.BM + self.BN) * self.BK * 2
+        em.emit(f"mbarrier.expect(_ready.index({s}), {nbytes}{p})", depth)
+        em.emit(f"tma.async_copy_global_to_shared(_da, [{cm} * {self.BM}, {k}], _ready.index({s}), "
+                f"_abuf.index({s}){p})", depth)
+        wc = f"[{cn} * {self.BN}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}]"
+        em.emit(f"tma.async_copy_global_to_shared(_dw, {wc}, _ready.index({s}), _wbuf.index({s}){p})", depth)
+
+    def store_tma(self, buf: str, tv: TV, rows: str, cols: str, cm: str, cn: str) -> bool:
+        """Store the tile's result ``tv`` into the row-major matrix ``buf`` by TMA from a shared-memory buffer of
+        at most 128 columns (a 256-column tile in two halves), asynchronously: the copy runs during the next
+        tile's K loop and is waited for only before the buffer is written again. False where it does not apply
+        (the caller stores from registers): a value that does not vary along both tile axes, an output whose row
+        pitch is not 16-byte aligned."""
+        b, em = self.b, self.b.em
+        t = self.g.gen.plan.tensors[buf]
+        eb = {"bf16": 2, "f16": 2, "f32": 4}.get(t.dtype)
+        if eb is None or len(t.shape) != 2 or (t.shape[1] * eb) % 16 or tv.frame != (rows, cols) or tv.const is not None:
+            return False
+        half = min(self.BN, 128)
+        n = len(self.cbufs)
+        cbuf, desc, odt = f"_cbuf{n}", f"_dc{n}", TL[t.dtype]
+        self.cbufs.append((cbuf, desc, buf))
+        self.cprelude += [
+            f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
+            f"{cbuf} = gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)",
+            f"{desc} = tma.make_tensor_descriptor({buf}, shape=[{t.shape[0]}, {t.shape[1]}], strides=[{t.shape[1]}, 1], "
+            f"block_shape=[{self.BM}, {half}], layout=_c{n}_l)"]
+        h = b.fresh("h")
+        em.emit(f"{h} = ({tv.code}).to({odt})", 1)
+        parts = [h]
+        if half != self.BN:
+            parts = [f"{h}0", f"{h}1"]
+            em.emit(f"{h}0, {h}1 = gl.split(gl.permute(gl.reshape({h}, [{self.BM}, 2, {half}]), [0, 2, 1]))", 1)
+        for j, x in enumerate(parts):
+            # the copy before has read the buffer (its issuing thread waits; the barrier tells the others)
+            em.emit("tma.store_wait(pendings=0)", 1)
+            em.emit("gl.thread_barrier()", 1)
+            em.emit(f"{cbuf}.store({x})", 1)
+            em.emit("fence_async_shared()", 1)
+            em.emit("gl.thread_barrier()  # every thread's part of the tile is in shared memory", 1)
+            em.emit(f"tma.async_copy_shared_to_global({desc}, [{cm} * {self.BM}, {cn} * {self.BN} + {j * half}], "
+                    f"{cbuf})", 1)
+        return True
+
+    def coords(self, tix_coords: dict, d: int) -> str:
+        return tix_coords.get(d, "0")
+
+    def mainloop(self, lay, KT: int, cm: str, cn: str) -> str:
+        """The tile's K loop (depth 1 onwards); returns the accumulator's name."""
+        b, em, S = self.b, self.b.em, self.S
+        acc = b.fresh("acc")
+        g0 = b.fresh("g")
+        em.emit(f"{g0} = it * {KT}  # ring steps of this program's earlier tiles", 1)
+        if self.form == 1:
+            for i in range(S - 1):
+                self.issue(lay, f"{g0} + {i}", str(i * self.BK), cm, cn, f"{i} < {KT}", 1, False)
+        em.emit(f"{acc} = gl.zeros([{self.BM}, {self.BN}], gl.float32, layout=_mma)", 1)
+        saved = em.open(f"for kt in range(0, {KT}):", 1)
+        gv, s = b.fresh("g"), b.fresh("s")
+        em.emit(f"{gv} = {g0} + kt", 2)
+        em.emit(f"{s} = {gv} % {S}", 2)
+        em.emit(f"mbarrier.wait(_ready.index({s}), ({gv} // {S}) & 1)", 2)
+        wop = f"_wbuf.index({s})" + (".permute((1, 0))" if lay.w_nk else "")
+        em.emit(f"{acc} = warpgroup_mma(_abuf.index({s}), {wop}, {acc}, use_acc=kt > 0, is_async=True)", 2)
+        em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=1, deps=({acc}, ))", 2)
+        # the wgmma of step kt - 1 has retired in this warpgroup; after the barrier in every one: its slot is free
+        if self.form == 1:
+            if self.warps > 4:
+                em.emit("gl.thread_barrier()", 2)
+            self.issue(lay, f"{gv} + {S - 1}", f"(kt + {S - 1}) * {self.BK}", cm, cn, f"kt + {S - 1} < {KT}", 2,
+                       False)
+        else:
+            em.emit("gl.thread_barrier()", 2)
+            em.emit(f"mbarrier.arrive(_empty.index(({gv} + {S - 1}) % {S}), pred=kt > 0)", 2)
+        em.close(1, saved)
+        em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=0, deps=({acc}, ))", 1)
+        if self.form == 2:
+            em.emit("gl.thread_barrier()", 1)
+            em.emit(f"mbarrier.arrive(_empty.index(({g0} + {KT - 1}) % {S}))", 1)
+        return acc
+
+    def loader(self, lay, KT: int) -> list[str]:
+        """The loader partition's body: the same work items and tile order as the default partition."""
+        st = self.st
+        saved_b = self.b
+        b = Blocks()
+        self.b = b
+        try:
+            items, nprog = st.work_items, st.programs
+            saved = b.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+            b.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+            if items % nprog:
+                b.em.enter(f"if t < {items}:", 1)
+            ix = TileIndexer(st, b)
+            ix.index(tuple(st.tile), tuple(st.shape))
+            cm, cn = self.coords(ix.coords, 0), self.coords(ix.coords, 1)
+            g0 = b.fresh("g")
+            b.em.emit(f"{g0} = it * {KT}", 1)
+            sv = b.em.open(f"for kt in range(0, {KT}):", 1)
+            self.issue(lay, f"{g0} + kt", f"kt * {self.BK}", cm, cn, None, 2, True)
+            b.em.close(1, sv)
+            b.em.close(0, saved)
+            return b.em.root.lines(1)
+        finally:
+            self.b = saved_b
+
+    def generate(self) -> tuple[list[str], list[tuple[str, str, list[str]]], list[str]]:
+        """(the stage function's body, extra Gluon functions (name, parameters after ``pid``, body), the tensors
+        read by TMA). The stage function's and the default partition's parameter lists contain
+        ``PARAMS_MARK``."""
+        g, b, ev, st = self.g, self.b, self.ev, self.st
+        op, lay = self.check()
+        KT = -(-lay.K // self.BK)
+        T, D = tuple(st.tile), tuple(st.shape)
+        b.em.floor = 0
+        body = g.open_work_items(None)
+        tix = g.tile_index(T, D)
+        g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
+        b.em.floor = 1  # nothing of a tile (bias) is hoisted above the work-item loop: registers
+        cm, cn = self.coords(g.tiles.coords, 0), self.coords(g.tiles.coords, 1)
+        rows, cols = tix.axes.get(0), tix.axes.get(1)
+        if rows is None or cols is None:
+            self.fail("a tile without a row and a column axis")
+        acc = self.mainloop(lay, KT, cm, cn)
+        em = b.em
+        em.emit(AXES_MARK, 1)
+        # the epilogue: the evaluator around the accumulator, seeded as the anchor reduction's value at the tile
+        key = ("t", id(lay.op), lay.red, tuple(x.key() for x in g.tile.idx))
+        b.memo[key] = TV(acc, (rows, cols), 1, "f")
+        for v, buf, _ in st.stores:
+            ix = g.tile.idx
+            if tuple(st.store_tiles.get(buf, T)) != T or tuple(tensor_shape(v.type)) != D:
+                self.fail("a result of another shape than the tile's matrix")
+            tv = ev.result_at(v, ix)
+            if not self.store_tma(buf, tv, rows, cols, cm, cn):
+                g.store(buf, tv, ix, whole=False)
+        g.close_work_items(body)
+        if self.cbufs:
+            em.emit("tma.store_wait(pendings=0)  # the last tile's results have left shared memory", 0)
+        lines = b.em.root.lines(1)
+        if any("_dot_lp(" in ln or "tl.dot(" in ln for ln in lines):
+            self.fail("the epilogue reads the product at another index than the tile's")
+        mma = [f"    _mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[{self.warps}, 1], "
+               f"instr_shape=[16, {self.BN}, 16])"]
+        pre = ["    " + ln for ln in self.prelude(lay) + self.cprelude]
+        head = g.body_text()[:1]
+        names = [st.args[lay.a], st.args[lay.w]]
+        if self.form == 1:
+            return head + pre + mma + lines, [], names
+        ring = "_da, _dw, _abuf, _wbuf, _ready, _empty"
+        outs = "".join(f", {c}, {d}" for c, d, _ in self.cbufs)
+        mma_fn, load_fn = f"{self.fn}_mma", f"{self.fn}_load"
+        call = [f"    gl.warp_specialize([({mma_fn}, (pid, {PARAMS_MARK}, ctr, err, epoch, {ring}{outs}, WATCHDOG)),",
+                f"                        ({load_fn}, (pid, {ring}))], [1], [{LOADER_REGS}])"]
+        extra = [(mma_fn, f"{PARAMS_MARK}, ctr, err, epoch, {ring}{outs}, WATCHDOG: tl.constexpr", mma + lines),
+                 (load_fn, ring, self.loader(lay, KT))]
+        return head + pre + call, extra, names
+
+
+def generate_gemm_tma(g: "StageGen"):
+    """(the Gluon stage function body, extra Gluon functions, tensors read by TMA); see ``GemmTmaGen.generate``."""
+    return GemmTmaGen(g).generate()
+
+
+__all__ = ["generate_gemm_tma", "GemmTmaGen", "AXES_MARK", "PARAMS_MARK"]

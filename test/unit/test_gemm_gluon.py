@@ -1,0 +1,175 @@
+"""The gemm template's Hopper form (``GemmConfig.GLUON``, ``templates/gemm_tma.py``): a Gluon kernel, operands
+by TMA through a ring of shared-memory stages, asynchronous wgmma, the epilogue from the evaluator, the result
+stored by TMA.
+
+* the text the generator writes for both forms (pipelined; warp-specialised: a loader partition and the wgmma
+  partition with the kernel's parameters), weights [N, K] and [K, N], a 256-column tile stored in two halves,
+  results stored from registers where TMA does not apply;
+* where the form does not apply (f32 operands, rows that are not 16-byte aligned, a tile that is not whole,
+  Triton's interpreter), the module is the Triton form of the same config, with the reason printed, and it
+  computes what the reference interpreter computes;
+* the search space offers the forms only where they may apply; the resources they claim; the tuner's
+  ``--only`` filter;
+* an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
+  spills (marked ``aot``);
+* GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from kitsune.codegen.triton_gen import generate_triton
+from kitsune.schedule.configs import GemmConfig, Problem
+from test_templates import linear_module, lower_forced, matmul_module, run  # noqa: E402
+
+WS = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
+PIPE = GemmConfig(BM=128, BN=256, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=3, GLUON=1)
+
+
+def gluon_source(text, cfg, gluon=True, mode="bulk-sync"):
+    return generate_triton(lower_forced(text, cfg, mode), capacity="all", gluon=gluon)
+
+
+def kernel_text(src: str) -> str:
+    """The module's kernel functions (after the runtime's helpers)."""
+    return src[src.index("# kernel \"k0\""):]
+
+
+def test_warp_specialised_text():
+    src = gluon_source(linear_module([300], 384, 192, "bf16", "gelu"), WS)
+    k = kernel_text(src)
+    assert "Gluon form does not apply" not in src
+    assert k.count("gl.warp_specialize(") == 1
+    assert "def k0_" in k and "_load(pid, _da, _dw, _abuf, _wbuf, _ready, _empty):" in k
+    # operands and the result through descriptors; every ring slot's two barriers
+    assert k.count("tma.make_tensor_descriptor(") == 3
+    assert k.count("tma.async_copy_global_to_shared(") == 2 and "tma.async_copy_shared_to_global(" in k
+    assert "mbarrier.init(_ready.index(_i), count=1)" in k and "mbarrier.init(_empty.index(_i), count=1)" in k
+    # the loader waits for free slots, the wgmma partition releases them
+    assert "mbarrier.wait(_empty.index(" in k and "mbarrier.arrive(_empty.index(" in k
+    assert "_wbuf.index(" in k and ".permute((1, 0))" in k  # an [N, K] weight's block is read transposed
+    # the epilogue is the evaluator's (bias, GELU), in Gluon
+    assert "tl.erf(" in k and "gl.arange(0, 128, layout=gl.AutoLayout())" in k
+    assert "tl.dot(" not in k and "_dot_lp(" not in k
+    assert re.search(r"\"tma\": \['\w+', '\w+'\]", src)  # the host aligns both operands' bases for TMA
+
+
+def test_pipelined_text_and_kn_weight():
+    src = gluon_source(matmul_module([300], 512, 192, "bf16"), PIPE)
+    k = kernel_text(src)
+    assert "Gluon form does not apply" not in src
+    assert "gl.warp_specialize(" not in k and "_empty" not in k
+    # the first stages - 1 chunks of a tile are issued before its loop, each later one predicated on the K extent
+    assert k.count("tma.async_copy_global_to_shared(_dw,") == 3 and "pred=kt + 2 < 3)" in k
+    assert ".permute((1, 0))" not in k  # a [K, N] weight's block is the wgmma's B as it is
+    assert "block_shape=[64, 256]" in k
+    # a 256-column tile leaves through a 128-column buffer in two halves
+    assert k.count("tma.async_copy_shared_to_global(") == 2 and "gl.split(gl.permute(gl.reshape(" in k
+
+
+@pytest.mark.parametrize("why,text,cfg", [
+    ("operands of type ['f32']", linear_module([300], 256, 192, "f32", ""), WS),
+    ("not 16-byte aligned", linear_module([300], 256, 36, "bf16", ""), WS),
+    ("a tile [100, 128] of [100, 256]", linear_module([100], 256, 192, "bf16", ""), WS),
+    ("16 rows a warp", linear_module([300], 256, 192, "bf16", ""),
+     GemmConfig(BM=64, BN=128, BK=64, warps=8, stages=3, GLUON=1)),
+])
+def test_falls_back_to_the_triton_form(why, text, cfg):
+    src = gluon_source(text, cfg)
+    assert "@gluon.jit" not in src and "tl.dot(" in src or "_dot_lp(" in src
+    assert "Triton form of the gemm (the Gluon form does not apply:" in src and why in src, why
+
+
+def test_interpreter_runs_the_triton_form(tmp_path):
+    """Under Triton's interpreter (no Gluon) a GLUON config is its Triton form, and computes the reference."""
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2, GLUON=2)
+    src = run(linear_module([70], 48, 96, "bf16", "gelu"), cfg, "bulk-sync", tmp_path, "bf16", 5)
+    assert "@gluon.jit" not in src and "_dot_lp(" in src
+
+
+def test_search_space_and_resources():
+    big = Problem("gemm", M=1024, N=6144, K=12288)
+    forms = [c for c in GemmConfig.space(big) if c.GLUON]
+    assert {c.GLUON for c in forms} == {1, 2} and all(c.SPLIT == 1 and not c.PER_ITEM for c in forms)
+    assert not [c for c in GemmConfig.space(Problem("gemm", M=1024, N=6144, K=12288, elem_bytes=4)) if c.GLUON]
+    assert not [c for c in GemmConfig.space(Problem("gemm", M=1024, N=6144, K=36)) if c.GLUON]  # unaligned rows
+    assert not [c for c in GemmConfig.space(Problem("gemm", M=100, N=6144, K=12288)) if c.GLUON]  # M < BM
+    # the ring, the result's 128-column buffer, the barriers; the launch's warps
+    r = WS.resources(big)
+    assert r.smem_bytes == 4 * 256 * 64 * 2 + 128 * 128 * 2 + 1024 and r.warps == 8
+    assert GemmConfig().as_dict() == {k: v for k, v in GemmConfig(GLUON=0).as_dict().items()}
+    assert "GLUON" not in GemmConfig().as_dict() and GemmConfig.from_dict(WS.as_dict()) == WS
+
+
+def test_tuner_only_filter():
+    from kitsune.tools.tune import parse_only
+
+    assert parse_only("GLUON=1,2") == {"GLUON": {1, 2}}
+    assert parse_only("BM=128;warps=4,8") == {"BM": {128}, "warps": {4, 8}}
+    assert parse_only(None) == {} and parse_only("") == {}
+
+
+@pytest.mark.aot
+@pytest.mark.parametrize("cfg", [WS, PIPE], ids=["ws", "pipelined"])
+def test_compiles_for_sm90(tmp_path, cfg):
+    import json
+    import subprocess
+    import sys
+
+    from kitsune.codegen.aot import clean_env
+
+    path = tmp_path / "gemm_gluon.py"
+    # (GELU's erf beside a 128 x 256 accumulator, 128 registers a thread, spills: 44 bytes; the tuner sees that)
+    act = "gelu" if cfg.BN <= 128 else "relu"
+    path.write_text(gluon_source(linear_module([1000], 1024, 512, "bf16", act), cfg))
+    code = ("import json, sys; from kitsune.codegen.aot import compile_module_source; "
+            "print(json.dumps(compile_module_source(open(sys.argv[1]).read())))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], env=clean_env(), capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (rec, ) = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rec["ok"], rec.get("error")
+    assert rec["wgmma"] and rec["tma_load"] and rec["tma_store"], rec
+    assert rec["setmaxnreg"] == (cfg.GLUON == 2), rec
+    assert not rec["spill_stores"] and not rec["spill_loads"], rec
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", [WS, PIPE], ids=["ws", "pipelined"])
+@pytest.mark.parametrize("kind", ["linear", "matmul"])
+def test_on_gpu(tmp_path, cfg, kind):
+    """Both forms against the reference interpreter (fp32 math of bf16 inputs) on a shape whose rows and columns
+    do not divide the tile, run twice (the ring's barrier phases carry over tiles, not launches)."""
+    import torch
+
+    import importlib.util
+
+    from kitsune.context import parse_module
+    from kitsune.interpreter import interpret
+
+    text = (linear_module([1000], 700, 520, "bf16", "gelu") if kind == "linear"
+            else matmul_module([1000], 704, 520, "bf16"))
+    src = gluon_source(text, cfg)
+    assert "@gluon.jit" in src, "the Gluon form was not taken"
+    rng = np.random.default_rng(3)
+    module = parse_module(text)
+    args = [(rng.standard_normal(tuple(a.type.get_shape())) / np.sqrt(a.type.get_shape()[-1])).astype(np.float32)
+            for a in module.body.block.first_op.body.block.args]
+    args = [torch.from_numpy(a).to(torch.bfloat16).float().numpy() for a in args]  # what the kernel sees
+    ref = interpret(module, args)[0]
+    path = tmp_path / f"gemm_gluon_{kind}_{cfg.GLUON}.py"  # (imported as is: not under Triton's interpreter)
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tensors = {n: torch.from_numpy(v).to(torch.bfloat16).cuda() for n, v in zip(mod.ARGS, args)}
+    state = mod.allocate("cuda")
+    for _ in range(2):
+        out = mod.launch(state, tensors)[0].float().cpu().numpy()
+        mod.check(state)
+        err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+        assert err < 1e-2, err
