@@ -37,6 +37,12 @@ def _convert_graph_to_dataflow():
     return ConvertGraphToDataflowPass
 
 
+def _kitsune_hoist_row_scale():
+    from kitsune.passes.hoist_row_scale import HoistRowScalePass
+
+    return HoistRowScalePass
+
+
 def _kitsune_fuse_copies():
     from kitsune.passes.fuse_copies import FuseCopiesPass
 
@@ -93,6 +99,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-inplace-updates": _kitsune_inplace_updates,
     "kitsune-materialize": _kitsune_materialize,
     "kitsune-fuse-copies": _kitsune_fuse_copies,
+    "kitsune-hoist-row-scale": _kitsune_hoist_row_scale,
     "kitsune-choose-schedules": _kitsune_choose_schedules,
     "kitsune-split-reduction": _kitsune_split_reduction,
     "convert-graph-to-dataflow": _convert_graph_to_dataflow,

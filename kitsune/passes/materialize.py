@@ -137,8 +137,26 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
         if o.OPDEF.category != "contraction" or o in on_path:
             continue
         if math.prod(tensor_shape(o.results[0].type)) * ratio <= big:
-            return o
+            return _with_epilogue(o)
     return None
+
+
+def _with_epilogue(c):
+    """The last op of contraction ``c``'s elementwise epilogue: while its result has one use, an elementwise op of
+    the same shape whose other operands broadcast into it (a row scale that ``kitsune-hoist-row-scale`` moved out
+    of the row operand, a bias) takes it. Moved together, the epilogue runs where the contraction's tiles are
+    (after a split's parts meet) instead of in every tile of the task that reads it."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    o = c
+    while o.results[0].uses.get_length() == 1:
+        u = next(iter(o.results[0].uses)).operation
+        if not isinstance(u, GOp) or u.OPDEF.category != "elementwise" or len(u.results) != 1 \
+                or tensor_shape(u.results[0].type) != tensor_shape(o.results[0].type) \
+                or sum(v is o.results[0] for v in u.operands) != 1:
+            break
+        o = u
+    return o
 
 
 def _viewed(v):
@@ -163,14 +181,30 @@ def contraction_behind_views(task: df.TaskOp):
         return None
     got = [_viewed(v) for v in y.operands]
     o = got[0][0]
-    if not isinstance(o, GOp) or o.OPDEF.category != "contraction" or not any(n for _, n in got):
+    if not isinstance(o, GOp) or not any(n for _, n in got) or not all(p is o for p, _ in got):
         return None
-    return o if all(p is o for p, _ in got) else None
+    return o if _contraction_epilogue(o) is not None else None
+
+
+def _contraction_epilogue(o):
+    """The contraction whose result ``o`` is, through elementwise ops each of which has one operand of its result's
+    shape (the contraction's side; the others broadcast: a bias, a row scale that ``kitsune-hoist-row-scale``
+    moved out of the row operand), or None."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    seen = 0
+    while isinstance(o, GOp) and o.OPDEF.category == "elementwise" and seen < 16:
+        full = [v.owner for v in o.operands if tensor_shape(v.type) == tensor_shape(o.results[0].type)]
+        if len(full) != 1:
+            return None
+        o, seen = full[0], seen + 1
+    return o if isinstance(o, GOp) and o.OPDEF.category == "contraction" else None
 
 
 def isolate_op(task: df.TaskOp, op, kind: str = "contraction") -> df.TaskOp:
     """Move ``op`` (with the ops it needs, cloned) into a new task before ``task``; ``task`` reads its result
-    through an "all" channel."""
+    through an "all" channel. (``op`` may end a contraction's elementwise epilogue: the task is named after the
+    contraction.)"""
     old = task.body.blocks.first
     y = task.yield_op()
     # the new task: the whole body, yielding op's result (dead ops are dropped)
@@ -186,7 +220,8 @@ def isolate_op(task: df.TaskOp, op, kind: str = "contraction") -> df.TaskOp:
             body.add_op(o.clone(value_mapper=vmap))
     region = Region(body)
     region_dce(region)
-    name = f"{op.name.split('.')[1]}_{task.task_name}"
+    named = _contraction_epilogue(op) if kind == "contraction" else None
+    name = f"{(named or op).name.split('.')[1]}_{task.task_name}"
     shape = tensor_shape(op.results[0].type)
     new = df.TaskOp(name, kind, list(task.operands), [op.results[0].type], default_tile(shape), region)
     block = task.parent_block()

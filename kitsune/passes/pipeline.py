@@ -56,11 +56,14 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.materialize import MaterializePass
         from kitsune.passes.fuse_copies import FuseCopiesPass
         from kitsune.passes.inplace_updates import InplaceUpdatesPass
+        from kitsune.passes.hoist_row_scale import HoistRowScalePass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
+        if self.canonicalize:
+            out.append(HoistRowScalePass())
         out.append(InplaceUpdatesPass())
         out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())

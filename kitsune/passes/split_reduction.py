@@ -141,6 +141,10 @@ def backward_slice(op: Operation, block: Block) -> list[Operation]:
     return [o for o in block.ops if o in seen]
 
 
+def _is_contraction(op: Operation) -> bool:
+    return getattr(getattr(op, "OPDEF", None), "category", None) == "contraction"
+
+
 def private(op: Operation, sl: list[Operation]) -> bool:
     inside = set(sl) | {op}
     return all(u.operation in inside for o in sl for r in o.results for u in r.uses)
@@ -186,7 +190,9 @@ class SplitReductionPass(ModulePass):
             sl = backward_slice(o, block)
             if not private(o, sl) or not _inputs_private(o, sl, block):
                 continue
-            if best is None or k > reduced_size(best):
+            # the largest reduction; on a tie a contraction (its partial sums carry the work; a norm's reduction
+            # of the same row, moved to the epilogue by kitsune-hoist-row-scale, is cheap there)
+            if best is None or (k, _is_contraction(o)) > (reduced_size(best), _is_contraction(best)):
                 best = o
         if best is None:
             return None
@@ -503,7 +509,14 @@ def _inputs_private(op: Operation, sl: list[Operation], block: Block) -> bool:
     inside = set(sl) | {op}
     n = N_MAIN.get(op.OPDEF.name, 1)
     roots = {v for o in inside for v in (o.operands[:n] if o is op else o.operands) if v.owner is block}
-    return all(u.operation in inside for v in roots for u in v.uses)
+    shared = [v for v in roots if any(u.operation not in inside for u in v.uses)]
+    if not shared:
+        return True
+    # a contraction whose row operand is also read elsewhere (a row scale moved to its epilogue by
+    # kitsune-hoist-row-scale reads the whole row): the split still pays when that operand is small next to
+    # what the contraction reads in all (the weight)
+    size = {v: math.prod(_shape(v)) for v in roots}
+    return _is_contraction(op) and 4 * sum(size[v] for v in shared) <= sum(size.values())
 
 
 def _body_like(block: Block, extra_types=()) -> tuple[Block, dict[SSAValue, SSAValue]]:

@@ -343,13 +343,18 @@ def sole_contraction(task) -> GOp | None:
 
 def _through_slices(task, c: GOp) -> bool:
     """Result #0 comes from contraction ``c`` through elementwise ops and slices only (a column of the result
-    needs one column of ``c``: no row reduction, which would need the columns of other tiles)."""
+    needs one column of ``c``: no row reduction, which would need the columns of other tiles). Operands that do
+    not depend on ``c`` (a row scale computed from the task's inputs) are not followed."""
     y = task.body.blocks.first.last_op
+    after = {c.results[0]}
+    for o in task.body.blocks.first.ops:
+        if any(v in after for v in o.operands):
+            after |= set(o.results)
     stack, seen = [y.operands[0]], set()
     while stack:
         v = stack.pop()
         op = v.owner
-        if not isinstance(op, GOp) or op is c or op in seen:
+        if not isinstance(op, GOp) or op is c or op in seen or v not in after:
             continue
         seen.add(op)
         name = op.OPDEF.name
