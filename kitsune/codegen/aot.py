@@ -405,21 +405,45 @@ def compile_in_subprocess(workload: str, modes: Sequence[str] = MODES, scale: fl
 
     Returns its records; a crash or timeout gives failed records with the reason.
     """
+    def failed(stage: str, error: str) -> list[dict]:
+        return [{"workload": workload, "mode": m, "ok": False, "stage": stage, "error": error, "kernels": []}
+                for m in modes]
+
+    return _aot_tool(["--workload", workload, "--mode", ",".join(modes), "--scale", repr(scale), "--arch", str(arch)],
+                     failed, timeout, python)
+
+
+def compile_source_in_subprocess(source: str, arch: int = 90, timeout: float | None = None,
+                                 python: str | None = None) -> dict:
+    """``compile_module_source(source)`` in a fresh interpreter whose environment has no ``TRITON_INTERPRET``
+    (a test process runs Triton's interpreter): the module's record, its kernels' records under ``kernels``."""
+    with tempfile.TemporaryDirectory(prefix="kitsune_aot_src_") as tmp:
+        path = os.path.join(tmp, "generated.py")
+        with open(path, "w") as fh:
+            fh.write(source)
+
+        def failed(stage: str, error: str) -> list[dict]:
+            return [{"workload": "generated.py", "mode": "-", "ok": False, "stage": stage, "error": error,
+                     "kernels": []}]
+
+        return _aot_tool(["--source", path, "--arch", str(arch)], failed, timeout, python)[0]
+
+
+def _aot_tool(args: list[str], failed, timeout: float | None, python: str | None) -> list[dict]:
+    """The records of ``python -m kitsune.tools.aot ARGS`` run in a clean environment; ``failed(stage, error)``
+    makes them when it times out or writes none."""
     with tempfile.TemporaryDirectory(prefix="kitsune_aot_sub_") as tmp:
         jpath = os.path.join(tmp, "out.json")
-        cmd = [python or sys.executable, "-m", "kitsune.tools.aot", "--workload", workload,
-               "--mode", ",".join(modes), "--scale", repr(scale), "--arch", str(arch), "--json", jpath, "--quiet"]
+        cmd = [python or sys.executable, "-m", "kitsune.tools.aot", *args, "--json", jpath, "--quiet"]
         try:
             p = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            return [{"workload": workload, "mode": m, "ok": False, "stage": "timeout",
-                     "error": f"timed out after {timeout} s", "kernels": []} for m in modes]
+            return failed("timeout", f"timed out after {timeout} s")
         if os.path.exists(jpath):
             with open(jpath) as fh:
                 return json.load(fh)
         tail = (p.stderr or p.stdout or "").strip().splitlines()[-12:]
-        return [{"workload": workload, "mode": m, "ok": False, "stage": "subprocess",
-                 "error": f"exit {p.returncode}: " + "\n".join(tail), "kernels": []} for m in modes]
+        return failed("subprocess", f"exit {p.returncode}: " + "\n".join(tail))
 
 
 if __name__ == "__main__":  # the command line is kitsune.tools.aot; `python -m kitsune.codegen.aot` runs it too

@@ -259,23 +259,15 @@ def test_gluon_text_rules():
 
 
 @pytest.mark.aot
-def test_tma_form_compiles_for_sm90(tmp_path):
+def test_tma_form_compiles_for_sm90():
     """A small chain's Gluon kernel through the sm_90 compile (in a process without Triton's interpreter):
     wgmma, no spills."""
-    import json
-    import subprocess
-    import sys
+    from kitsune.codegen.aot import compile_source_in_subprocess
 
-    from kitsune.codegen.aot import clean_env
-
-    path = tmp_path / "chain_tma.py"
-    path.write_text(tma_source(mlp_module(1000, 63, [128, 128, 128], "bf16", skip=1, fout=4)))
-    code = ("import json, sys; from kitsune.codegen.aot import compile_module_source; "
-            "print(json.dumps(compile_module_source(open(sys.argv[1]).read())))")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], env=clean_env(), capture_output=True, text=True,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    (rec, ) = json.loads(out.stdout.strip().splitlines()[-1])
+    mod = compile_source_in_subprocess(tma_source(mlp_module(1000, 63, [128, 128, 128], "bf16", skip=1, fout=4)),
+                                       timeout=600)
+    assert mod["kernels"], mod.get("error")
+    (rec, ) = mod["kernels"]
     assert rec["ok"], rec.get("error")
     assert rec["wgmma"] and not rec["spill_stores"] and not rec["spill_loads"], rec
 

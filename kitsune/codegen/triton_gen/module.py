@@ -180,7 +180,7 @@ class TritonGen:
         if not (chain or gemm):
             return None
         from kitsune.codegen.plan import CodegenError
-        from kitsune.codegen.triton_gen.gluon_text import gluon_line, to_gluon
+        from kitsune.codegen.triton_gen.gluon_text import to_gluon
         from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK, generate_chain_tma
         from kitsune.codegen.triton_gen.templates.gemm_tma import generate_gemm_tma
 
@@ -189,13 +189,10 @@ class TritonGen:
         try:
             if chain:
                 body, pads, names = generate_chain_tma(g)
-                body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
             else:
-                body, fns, names = generate_gemm_tma(g)
-                pads = {}
-                body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
-                fns = [(fn, ps, to_gluon(lines, g.b.axis_lines(), AXES_MARK) if AXES_MARK in
-                        [x.strip() for x in lines] else [gluon_line(x) for x in lines]) for fn, ps, lines in fns]
+                (body, fns, names), pads = generate_gemm_tma(g), {}
+            body = to_gluon(body, g.b.axis_lines(), AXES_MARK)
+            fns = [(fn, ps, to_gluon(lines, g.b.axis_lines(), AXES_MARK)) for fn, ps, lines in fns]
         except CodegenError as e:
             self.gluon_kernels[k.name] = {"fallback": str(e)}
             return None

@@ -52,6 +52,26 @@ def anchor_statement(stage: Stage):
     return (id(op), r.stmt) if r is not None else None
 
 
+def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = ""):
+    """Open program ``pid``'s loop over the work items of stage ``st`` in ``em`` (``StageGen.open_work_items``;
+    a warp-specialised Gluon kernel's loader partition walks the same items). Returns what ``em.close(0, ...)``
+    takes."""
+    items, nprog = st.work_items, st.programs
+    saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+    if parts is not None:
+        # work item w = (tile t, part ks of its reduction)
+        em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
+        em.emit(f"t = w // {parts}", 1)
+        em.emit(f"ks = w % {parts}" + (f"  # {ks_note}" if ks_note else ""), 1)
+        guard = "w"
+    else:
+        em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
+        guard = "t"
+    if items % nprog:
+        em.enter(f"if {guard} < {items}:", 1)  # depth 1 = inside the if
+    return saved
+
+
 class StageGen:
     def __init__(self, gen: "TritonGen", kernel: Kernel, stage: Stage):
         self.gen = gen
@@ -82,23 +102,8 @@ class StageGen:
         and with ``parts`` the work item ``w = (tile t, part ks)`` of a split into ``parts`` (``ks_note``: a
         comment on ``ks``). A grid that does not divide the work items guards the tile with an ``if``, which
         then is depth 1. Returns what ``b.em.close(0, ...)`` takes once the tile's code is emitted."""
-        st = self.stage
-        em = self.b.em
-        items, nprog = st.work_items, st.programs
         self.await_producers()
-        saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
-        if parts is not None:
-            # work item w = (tile t, part ks of its reduction)
-            em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
-            em.emit(f"t = w // {parts}", 1)
-            em.emit(f"ks = w % {parts}" + (f"  # {ks_note}" if ks_note else ""), 1)
-            guard = "w"
-        else:
-            em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
-            guard = "t"
-        if items % nprog:
-            em.enter(f"if {guard} < {items}:", 1)  # depth 1 = inside the if
-        return saved
+        return work_item_loop(self.b.em, self.stage, parts, ks_note)
 
     def close_work_items(self, saved) -> None:
         """Close the loop ``open_work_items`` opened; a temporal producer's program then counts itself done."""
@@ -204,4 +209,4 @@ class StageGen:
                        extra="(t == 0)" if whole else None)
 
 
-__all__ = ["StageGen", "anchor_statement"]
+__all__ = ["StageGen", "anchor_statement", "work_item_loop"]

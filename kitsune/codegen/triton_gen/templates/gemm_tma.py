@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kitsune.codegen.plan import CodegenError, dtype_key
+from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.stage import work_item_loop
 from kitsune.codegen.triton_gen.syntax import TL
+from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK
 from kitsune.codegen.triton_gen.tiling import TileIndexer
 from kitsune.dialects.graph import fmt_loc
 from kitsune.dialects.regions import tensor_shape
@@ -37,7 +39,6 @@ from kitsune.dialects.regions import tensor_shape
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.stage import StageGen
 
-AXES_MARK = "#@axes"  # replaced by the axis definitions of the epilogue (gluon_text)
 PARAMS_MARK = "__KITSUNE_PARAMS__"  # the kernel's parameters (known once every stage is generated)
 LOADER_REGS = 24  # registers of the loader partition's warp (setmaxnreg)
 BK_TMA = 64  # 128 bytes of a 16-bit type: one swizzle span
@@ -93,7 +94,7 @@ class GemmTmaGen:
         self.dt = TL[dts.pop()]
         if (lay.K * 2) % 16 or (not lay.w_nk and (lay.N * 2) % 16):
             self.fail("a row pitch that is not 16-byte aligned")
-        return op, lay
+        return lay
 
     # ---- code
     def prelude(self, lay) -> list[str]:
@@ -142,8 +143,8 @@ class GemmTmaGen:
         pitch is not 16-byte aligned."""
         b, em = self.b, self.b.em
         t = self.g.gen.plan.tensors[buf]
-        eb = {"bf16": 2, "f16": 2, "f32": 4}.get(t.dtype)
-        if eb is None or len(t.shape) != 2 or (t.shape[1] * eb) % 16 or tv.frame != (rows, cols) or tv.const is not None:
+        if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) != 2 or (t.shape[1] * ELEM_BYTES[t.dtype]) % 16 \
+                or tv.frame != (rows, cols) or tv.const is not None:
             return False
         half = min(self.BN, 128)
         n = len(self.cbufs)
@@ -215,11 +216,7 @@ class GemmTmaGen:
         b = Blocks()
         self.b = b
         try:
-            items, nprog = st.work_items, st.programs
-            saved = b.em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
-            b.em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
-            if items % nprog:
-                b.em.enter(f"if t < {items}:", 1)
+            saved = work_item_loop(b.em, st)
             ix = TileIndexer(st, b)
             ix.index(tuple(st.tile), tuple(st.shape))
             cm, cn = self.coords(ix.coords, 0), self.coords(ix.coords, 1)
@@ -238,7 +235,7 @@ class GemmTmaGen:
         read by TMA). The stage function's and the default partition's parameter lists contain
         ``PARAMS_MARK``."""
         g, b, ev, st = self.g, self.b, self.ev, self.st
-        op, lay = self.check()
+        lay = self.check()
         KT = -(-lay.K // self.BK)
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
@@ -291,4 +288,4 @@ def generate_gemm_tma(g: "StageGen"):
     return GemmTmaGen(g).generate()
 
 
-__all__ = ["generate_gemm_tma", "GemmTmaGen", "AXES_MARK", "PARAMS_MARK"]
+__all__ = ["generate_gemm_tma", "GemmTmaGen", "PARAMS_MARK"]
