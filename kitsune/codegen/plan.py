@@ -126,10 +126,32 @@ class Tensor:
     role: str  # input | parameter | buffer | constant | workspace (fp32, zero between launches)
     label: str = ""
     value: np.ndarray | None = None  # constants
+    order: tuple[int, ...] | None = None
+    """Storage order (``kitsune.codegen.layouts``): the logical dims from outermost to innermost in memory, e.g.
+    ``(0, 2, 3, 1)`` for an ``[n, c, h, w]`` tensor stored channels-last; None: row-major in its own dims."""
 
     @property
     def numel(self) -> int:
         return math.prod(self.shape) if self.shape else 1
+
+    def strides(self) -> list[int]:
+        """Elements between neighbours along each logical dim."""
+        if self.order is None:
+            return row_major_strides(self.shape)
+        phys = row_major_strides([self.shape[d] for d in self.order])
+        out = [0] * len(self.shape)
+        for pos, d in enumerate(self.order):
+            out[d] = phys[pos]
+        return out
+
+
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    """Row-major strides of ``shape`` (in elements)."""
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return out[::-1]
 
 
 @dataclass
@@ -297,10 +319,11 @@ def _readers(rel: str, q_grid: Sequence[int], cons: StageOp, split: int = 1) -> 
     return n * split
 
 
-def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> Plan:
+def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layouts: bool = False) -> Plan:
     """The plan of @main's gpu_queue.program. ``capacity``: 'ir' (as lowered) or 'all' (one slot per tile).
     ``splits``: honour split reductions of stage configs (off: every tile is one work item, as the scalar
-    reference backend runs them)."""
+    reference backend runs them). ``layouts``: choose storage orders of buffers and parameters
+    (``kitsune.codegen.layouts``: channels-last convolution inputs, packed weights); off: all row-major."""
     if capacity not in ("ir", "all"):
         raise CodegenError(f"capacity must be 'ir' or 'all', got {capacity!r}")
     f = _func(module)
@@ -369,6 +392,10 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True) -> P
             raise CodegenError(f"{fmt_loc(ret)}result #{i} of @{f.sym_name.data} updates buffer {buf!r}, which is "
                                f"not an argument of the function")
         plan.mutates.append((i, by_label[buf]))
+    if layouts:
+        from kitsune.codegen.layouts import choose_storage_orders
+
+        choose_storage_orders(plan)
     return plan
 
 

@@ -450,7 +450,9 @@ class Program:
                 raise KitsuneRuntimeError(f"parameter {lab!r}: expected shape {_fmt_shape(shape)}, "
                                           f"got {_fmt_shape(tuple(t.shape))}")
             # a copy always (copy=True): the program keeps its weights when the model's tensors change later
-            self._tensors[n] = t.to(device=self.device, dtype=TORCH_DTYPES[dt], copy=True).contiguous()
+            t = t.to(device=self.device, dtype=TORCH_DTYPES[dt], copy=True).contiguous()
+            order = getattr(self.module, "ORDERS", {}).get(n)
+            self._tensors[n] = t if order is None else self.module.stored(t, order)  # (kitsune.codegen.layouts)
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """The uploaded parameters, by label."""

@@ -92,6 +92,9 @@ def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
     mod = load_generated(src, tmp_path, f"tpl_{name or cfg.template}_{mode.replace('-', '_')}_{seed}")
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
     tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
+    for n, order in getattr(mod, "ORDERS", {}).items():  # parameters stored in another order (as Program uploads)
+        if n in tensors:
+            tensors[n] = mod.stored(tensors[n], order)
     state = mod.allocate("cpu")
     for name, b in state["buffers"].items():
         if b.is_floating_point():  # poison (split slices too: each is written before it is read)
@@ -383,6 +386,47 @@ def test_conv_template(tmp_path_factory, n, c, hw, f, k, stride, pad, dil, dt, m
         assert re.search(r"acc\d+ = (?:_dot_lp|tl\.dot)\(", src), "the convolution did not become a tl.dot"
 
 
+def conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt):
+    """x -> 1x1 convolution to c1 channels -> ReLU -> k x k convolution to f channels, the weights parameters:
+    the intermediate may be stored channels-last and the second weight packed (kitsune.codegen.layouts)."""
+    oh = (hw + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    ow = (hw + 3 + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    x, y1, y = mlir_type([n, c, hw, hw + 3], dt), mlir_type([n, c1, hw, hw + 3], dt), mlir_type([n, f, oh, ow], dt)
+    w1, b1, w2, b2 = (mlir_type([c1, c, 1, 1], dt), mlir_type([c1], dt), mlir_type([f, c1, k, k], dt),
+                      mlir_type([f], dt))
+    par = '{kitsune.kind = "parameter"}'
+    return (f"func.func @main(%x: {x}, %w1: {w1} {par}, %b1: {b1} {par}, %w2: {w2} {par}, %b2: {b2} {par}) -> {y} {{\n"
+            f"    %h = graph.conv2d %x, %w1, %b1 : {x}, {w1}, {b1} -> {y1}\n"
+            f"    %r = graph.relu %h : {y1} -> {y1}\n"
+            f"    %y = graph.conv2d %r, %w2, %b2 {{stride = [{stride}, {stride}], padding = [{pad}, {pad}], "
+            f"dilation = [{dil}, {dil}]}} : {y1}, {w2}, {b2} -> {y}\n"
+            f"    func.return %y : {y}\n}}\n")
+
+
+@settings(**SETTINGS)
+@given(n=st.integers(1, 2), c=st.integers(3, 12), c1=st.sampled_from([16, 24, 40, 64]), hw=st.integers(8, 20),
+       f=st.integers(2, 40), k=st.sampled_from([3, 5]), stride=st.sampled_from([1, 2]), pad=st.integers(0, 2),
+       dil=st.sampled_from([1, 2]), dt=st.sampled_from(["f32", "bf16"]),
+       mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
+def test_conv_channels_last(tmp_path_factory, n, c, c1, hw, f, k, stride, pad, dil, dt, mode, seed):
+    """A convolution whose input is another convolution's result: that result is stored channels-last, the
+    weight packed [kh, kw, c, f] (ORDERS), and the K loop runs window-major (one step per window position and
+    chunk of channels, the channels across the lanes); against the reference interpreter, sizes that leave a
+    partial channel chunk (24, 40) and partial tiles included."""
+    from kitsune.schedule.configs import GenericConfig
+
+    pad = min(pad, dil * (k - 1))
+    text = conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt)
+    src = run(text, GenericConfig(), mode, tmp_path_factory.mktemp("convcl"), dt, seed, name="convcl")
+    import ast
+
+    orders = ast.literal_eval(re.search(r"^ORDERS = (\{.*\})", src, re.M)[1])
+    args = ast.literal_eval(re.search(r"^ARGS = (\[.*\])", src, re.M)[1])
+    assert orders.pop(args[3]) == (2, 3, 1, 0), "the k x k weight is not packed"
+    assert list(orders.values()) == [(0, 2, 3, 1)], "the intermediate is not channels-last (or more was reordered)"
+    assert re.search(r"for k\d+ in range\(0, \d+\):", src), "no window-major K loop"
+
+
 def decode_attention_module(b, hq, hk, lq, lc, e, dt, concat):
     """sdpa of q [b, hq, lq, e] over keys/values [b, hk, L, e]; with ``concat`` the keys are a cache
     [b, hk, lc, e] with lq new rows appended (the KV-cache concatenation, to be fused into the loads)."""
@@ -444,6 +488,9 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
     mod = load_generated(src, tmp_path_factory.mktemp("dattn"), f"tpl_dattn_{mode.replace('-', '_')}_{seed}")
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
     tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
+    for n, order in getattr(mod, "ORDERS", {}).items():  # parameters stored in another order (as Program uploads)
+        if n in tensors:
+            tensors[n] = mod.stored(tensors[n], order)
     state = mod.allocate("cpu")
     for buf in state["buffers"].values():
         if buf.is_floating_point():

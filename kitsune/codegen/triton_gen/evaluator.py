@@ -123,7 +123,7 @@ class Evaluator:
 
     def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
         t = self.gen.plan.tensors[name]
-        return self.load_offset(name, ladd(*(lscale(x, s) for x, s in zip(idx, strides(t.shape)))), cs, neutral, raw)
+        return self.load_offset(name, ladd(*(lscale(x, s) for x, s in zip(idx, t.strides()))), cs, neutral, raw)
 
     def load_offset(self, name: str, off, cs, neutral, raw: bool = False) -> TV:
         """Global tensor ``name`` at the flat offset ``off`` where ``cs`` hold, else ``neutral``."""
@@ -153,7 +153,8 @@ class Evaluator:
             lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
             sshape = tensor_shape(src.type)
             sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
-            if isinstance(src.owner, Block) and src in self.stage.args:
+            if isinstance(src.owner, Block) and src in self.stage.args and \
+                    self.gen.plan.tensors[self.stage.args[src]].order is None:
                 # a row-major tensor in memory: the reshape's flat index is its offset (DLRM's triangle gathered
                 # from the [B, 9, 9] interaction through [B, 81]: no division per element)
                 tv = self.load_offset(self.stage.args[src], lin, self.b.conds((lin,), (math.prod(sshape),)), 0.0)

@@ -13,7 +13,8 @@ drop a division or modulo whose remainder provably stays in range.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+
+from kitsune.codegen.plan import row_major_strides
 
 
 @dataclass(frozen=True)
@@ -161,13 +162,7 @@ def lmod(x: Lin, c: int) -> Lin:
 
 
 
-def strides(shape: Sequence[int]) -> list[int]:
-    """Row-major strides of ``shape`` (in elements)."""
-    out, s = [], 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return out[::-1]
+strides = row_major_strides  # (in elements; a global tensor's own: ``plan.Tensor.strides``)
 
 
 __all__ = ["Atom", "Lin", "lconst", "latom", "ladd", "lscale", "lrange", "laxes", "ldepth", "lfloordiv", "lmod",

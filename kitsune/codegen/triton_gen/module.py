@@ -342,6 +342,8 @@ class TritonGen:
             lines.append(f"    {n!r}: ({tuple(t.shape)!r}, {t.dtype!r}, {t.role!r}),")
         lines.append("}")
         lines.append("LABELS = {" + ", ".join(f"{n!r}: {(t.label or n)!r}" for n, t in p.tensors.items()) + "}")
+        lines.append("ORDERS = {" + ", ".join(f"{n!r}: {t.order!r}" for n, t in p.tensors.items() if t.order)
+                     + "}  # storage orders (kitsune.codegen.layouts): dims outermost first")
         lines.append(f"ARGS = {p.args!r}")
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append(f"MUTATES = {p.mutates!r}  # (output, buffer argument): the buffer holds that output after a launch")
@@ -414,7 +416,7 @@ def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, 
     item records its start, end and SM; ``read_profile(state)`` returns them after a launch.
     ``index_checks=False``: no index checks (an out-of-range index still reads 0 / drops its write, silently);
     for measuring what the checks cost."""
-    plan = build_plan(module, capacity)
+    plan = build_plan(module, capacity, layouts=True)
     return TritonGen(plan, tf32, profile, index_checks, gluon=gluon).generate()
 
 

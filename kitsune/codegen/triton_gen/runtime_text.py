@@ -199,6 +199,11 @@ def _constant(spec):
     return torch.from_numpy(arr).reshape(shape).to(dtype)
 
 
+def stored(t, order):
+    """``t`` (logical shape) laid out in storage order ``order`` (dims outermost first), as a view of its shape."""
+    return t.permute(*order).contiguous().permute(*[order.index(d) for d in range(len(order))])
+
+
 def allocate(device):
     """Buffers, queue storage, counters, the epoch and the error flag: allocated once, reused by every launch."""
     device = torch.device(device)
@@ -206,6 +211,8 @@ def allocate(device):
     for name, (shape, dt, role) in TENSORS.items():
         if role == "buffer":
             bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
+            if name in ORDERS:
+                bufs[name] = stored(bufs[name], ORDERS[name])
         elif role == "workspace":  # split-K partial sums: one slice per part, written before it is read
             bufs[name] = torch.zeros(shape, dtype=DTYPES[dt], device=device)
         elif role == "constant":

@@ -203,7 +203,7 @@ class StageGen:
     def store(self, buf: str, tv: TV, ix, whole: bool) -> None:
         """Store ``tv`` at index ``ix`` of the global buffer ``buf`` (``whole``: by the program of tile 0)."""
         t = self.gen.plan.tensors[buf]
-        off = ladd(*(lscale(x, s) for x, s in zip(ix, strides(t.shape))))
+        off = ladd(*(lscale(x, s) for x, s in zip(ix, t.strides())))
         # a whole result is written by the program of tile 0 only
         self.mem.store(buf, off, tv, self.b.mask(self.b.conds(ix, t.shape)), t.dtype, lane=not whole,
                        extra="(t == 0)" if whole else None)

@@ -9,14 +9,17 @@ combination of the parts, come from ``SplitK``.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
+from xdsl.ir import Block
+
 from kitsune.codegen.plan import CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV, Blk
-from kitsune.codegen.triton_gen.index_algebra import laxes
+from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lfloordiv, lmod, lscale
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
-from kitsune.dialects.graph import fmt_loc, is_last_dim_concat
+from kitsune.dialects.graph import GraphOp, fmt_loc, is_last_dim_concat
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics.comprehension import Access, Affine, BinOp, Num
 
@@ -107,10 +110,15 @@ class DotTemplate:
             BK = min(ev.cfg["BK"], max(16, pow2(E)))
         acc = b.fresh("acc")
         b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in bframe)}], tl.float32)", depth)
-        r = b.new_axis("r", BK)
         split = anchor and ev.stage.split > 1  # this program computes one part of the tile's K (SplitK)
-        segments = None if split else self.k_segments(opp, A, rvars, E, BK)
-        if segments is None:
+        lane_var = None if split else self.contiguous_reduction_var(opp, A, rvars, ext)
+        if lane_var is not None:
+            BK = self.window_chunk(ext[lane_var], BK)
+        r = b.new_axis("r", BK)
+        segments = None if split or lane_var else self.k_segments(opp, A, rvars, E, BK)
+        if lane_var is not None:
+            self._window_major(opp, binding, rvars, ext, idx, bframe, A, B, cast, acc, r, BK, lane_var, depth)
+        elif segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
             operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
                                   ev.split_k.masked(E, BK, anchor))
@@ -134,6 +142,62 @@ class DotTemplate:
         if scale != 1.0:
             out = b.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
         return out
+
+    def contiguous_reduction_var(self, opp, A, rvars, ext) -> str | None:
+        """The reduction variable along which row operand A is contiguous in memory, when A is read from a tensor
+        stored in another order than row-major (``kitsune.codegen.layouts``: a channels-last convolution input)
+        and looping over the other reduction variables outside it pays: the channels of ``X[n, c, oh + kh,
+        ow + kw]`` (extent >= 16, every other reduction variable a multiple of 8 elements apart: 16-byte
+        vectors stay aligned). None: the flat loop over all of them."""
+        kind, x = A
+        if kind != "acc" or len(rvars) < 2 or x.tensor not in opp.inputs:
+            return None
+        v = opp.inputs[x.tensor]
+        while isinstance(v.owner, GraphOp) and v.owner.OPDEF.category == "elementwise" \
+                and len(v.owner.operands) == 1 and v.owner.operands[0].type == v.type:
+            v = v.owner.operands[0]  # (elementwise ops read the same index: a ReLU before a convolution)
+        name = self.ev.stage.args.get(v) if isinstance(v.owner, Block) else None
+        t = self.ev.gen.plan.tensors.get(name) if name else None
+        if t is None or t.order is None or not all(isinstance(ix, Affine) for ix in x.indices):
+            return None
+        coef = {u: sum(k * st for ix, st in zip(x.indices, t.strides()) for w, k in ix.terms if w == u)
+                for u in rvars}
+        unit = [u for u in rvars if coef[u] == 1 and ext[u] >= 16]
+        if len(unit) != 1 or any(coef[u] % 8 for u in rvars if u != unit[0]):
+            return None
+        return unit[0]
+
+    @staticmethod
+    def window_chunk(n: int, BK: int) -> int:
+        """A chunk of the contiguous reduction variable (extent ``n``): the largest power of two up to ``BK`` that
+        divides ``n`` (no masked chunk), else ``BK`` capped at ``n``'s power of two."""
+        c = min(BK, pow2(n))
+        while c > 16 and n % c:
+            c //= 2
+        return c if n % c == 0 else min(BK, pow2(n))
+
+    def _window_major(self, opp, binding, rvars, ext, idx, bframe, A, B, cast, acc, r, BK, lane_var, depth):
+        """The K loop of a convolution over a channels-last input: one step per (window position, chunk of BK
+        channels); the window position and the chunk's start are scalars of the step, the channels the lanes of
+        ``r`` (the input's loads are per-pixel-masked vectors, the weights' a block of a packed row)."""
+        b = self.b
+        C = ext[lane_var]
+        chunks = -(-C // BK)
+        others = [u for u in rvars if u != lane_var]
+        steps = chunks * math.prod(ext[u] for u in others)
+        k = b.fresh("k")
+        saved = b.em.open(f"for {k} in range(0, {steps}):", depth)
+        step = b.sym(k, 0, steps - 1, depth + 1)
+        outer = lfloordiv(step, chunks)
+        red = {lane_var: ladd(lscale(lmod(step, chunks), BK), b.axis(r, BK - 1))}
+        stride = 1
+        for u in reversed(others):
+            red[u] = lmod(lfloordiv(outer, stride), ext[u])
+            stride *= ext[u]
+        kcond = (red[lane_var], "<", C) if C % BK else None
+        self._step(opp, binding, rvars, ext, idx, bframe, C, A, B, cast, acc, r, None, depth + 1, kcond is not None,
+                   red=red, kcond=kcond)
+        b.em.close(depth, saved)
 
     @staticmethod
     def k_segments(opp, A, rvars, E: int, BK: int) -> list[tuple[int, int]] | None:
@@ -160,12 +224,14 @@ class DotTemplate:
         return bounds if lo == E else None
 
     def _step(self, opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-              need_mask: bool) -> None:
-        """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product."""
+              need_mask: bool, red=None, kcond=None) -> None:
+        """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product. The
+        reduction variables come from the flat index ``rl`` (``E`` in all), or are given (``red``, with the
+        condition ``kcond`` of the chunk's lanes inside the reduction)."""
         b, ev = self.b, self.ev
         *bt, m, n = bframe
         b2 = dict(binding)
-        b2.update(ev.decompose(rl, rvars, ext))
+        b2.update(red if red is not None else ev.decompose(rl, rvars, ext))
         via_tma: set[str] = set()
 
         def operand(item, frame) -> str:
@@ -198,7 +264,7 @@ class DotTemplate:
         cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         dt = TL[cast] if cast else "tl.float32"
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
-            mk = b.mask([(rl, "<", E)])
+            mk = b.mask([kcond if kcond is not None else (rl, "<", E)])
             ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         ca = f"({ca}).to({dt})"
         cb = f"({cb}).to({dt})"

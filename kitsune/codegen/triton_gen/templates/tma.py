@@ -53,7 +53,7 @@ class TmaOperand:
         self.b = ev.b
         self.tensors: set[str] = set()  # global tensors this stage reads through descriptors
 
-    def load(self, v, idx: tuple[Lin, ...], frame: tuple[str, str], r: str, rl: Lin, E: int, masked_k: bool,
+    def load(self, v, idx: tuple[Lin, ...], frame: tuple[str, str], r: str, rl: Lin | None, E: int, masked_k: bool,
              elem_bytes: int) -> TV | None:
         """The block of operand ``v`` at ``idx`` in ``frame`` (tile axis, reduction axis ``r``; ``rl`` the
         reduction index, E its extent) through TMA, or None when it does not qualify (the caller loads
@@ -62,8 +62,8 @@ class TmaOperand:
         if not ev.gen.tma or v not in ev.stage.args or not ev.is_direct(v):
             return None
         name = ev.stage.args[v]
-        if name in ev.stage.awaited:
-            return None
+        if name in ev.stage.awaited or ev.gen.plan.tensors[name].order is not None or rl is None:
+            return None  # (a descriptor here is of the row-major view; ``rl`` None: not one flat reduction index)
         shape = tuple(tensor_shape(v.type))
         if len(shape) < 2 or len(idx) != len(shape) or any(d <= 0 for d in shape):
             return None

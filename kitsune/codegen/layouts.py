@@ -1,0 +1,145 @@
+"""Storage orders of global tensors: channels-last convolution inputs and packed convolution weights.
+
+A convolution's implicit GEMM reduces over ``c * kh * kw``. With the input stored ``[n, c, h, w]`` (torch's
+layout) a chunk of that reduction is a gather: along a chunk only ``kw`` is contiguous and the window's masks
+change from lane to lane, so every element is a 2-byte load. Stored channels-last (``[n, h, w, c]``), a chunk
+of channels of one window position is contiguous and its mask is one per pixel: the conv template then loops
+window-major (``DotTemplate``: kh, kw per step, a chunk of channels across the lanes) and the loads are 16-byte
+vectors. The weight's chunk must then be contiguous too, which ``[f, c, kh, kw]`` is not (channels 9 apart for
+a 3x3): the weight is stored ``[kh, kw, c, f]``. Measured before building (``bench/kernels/conv_layout_probe.py``,
+H200, 2026-11-26, inception_b8's shapes): the 3x3 96 -> 128 convolution 17.2 -> 7.2 us, the 5x5 16 -> 32
+15.5 -> 4.1 us (cuDNN channels-last 13.4 / 10.2 us, NCHW 21.5 / 16.5).
+
+Only what nobody outside the program sees changes layout, and only where every reader gains:
+
+* a **buffer** (a kernel's intermediate result, not an output of the program) becomes channels-last when it is
+  rank 4 with at least 16 channels, a multiple of 8, every stage that reads it is a ``conv`` stage reading it
+  (through elementwise ops) as its convolution's input, and every stage that writes it is a ``conv`` stage
+  (whose output tile has the channels on a lane axis: its stores stay contiguous);
+* a **parameter** becomes ``[kh, kw, c, f]`` when every stage that reads it is such a conv stage reading it as
+  its convolution's weight (groups 1, a window larger than 1 x 1), and that stage's input was made
+  channels-last. The runtime uploads it permuted (``ORDERS`` of the generated module); a model's parameters
+  passed at every call (``torch.compile`` in training) are inputs, never reordered.
+
+A convolution whose weight cannot be packed keeps its input row-major: strided weight loads cost more than the
+gather saves (35 us for the 3x3 in ``conv_probe.py``, bench/kernels/NOTES.md section 6).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Block, SSAValue
+
+from kitsune.dialects.graph import GraphOp
+
+if TYPE_CHECKING:
+    from kitsune.codegen.plan import Plan, Stage
+
+CHANNELS_LAST = (0, 2, 3, 1)
+"""``[n, c, h, w]`` stored as ``[n, h, w, c]``."""
+PACKED_WEIGHT = (2, 3, 1, 0)
+"""``[f, c, kh, kw]`` stored as ``[kh, kw, c, f]``: a chunk of channels of one window position is contiguous,
+and so is the chunk's row of output channels."""
+MIN_CHANNELS = 16
+"""Fewer channels than a tensor-core step's K (16) give no vector to load: the row-major form stays."""
+
+
+def _conv_of(st: "Stage") -> GraphOp | None:
+    """The convolution a ``conv`` stage computes (its one conv2d op)."""
+    if st.template != "conv":
+        return None
+    convs = [o for o in st.op.body.blocks.first.ops if isinstance(o, GraphOp) and o.name == "graph.conv2d"]
+    return convs[0] if len(convs) == 1 else None
+
+
+def _unary_elementwise(op) -> bool:
+    return (isinstance(op, GraphOp) and op.OPDEF.category == "elementwise" and len(op.operands) == 1
+            and op.results[0].type == op.operands[0].type)
+
+
+def _input_source(conv: GraphOp) -> SSAValue:
+    """The convolution's input followed back through one-operand elementwise ops (a ReLU before it)."""
+    v = conv.operands[0]
+    while _unary_elementwise(v.owner):
+        v = v.owner.operands[0]
+    return v
+
+
+def _feeds_only_input(arg: SSAValue, conv: GraphOp) -> bool:
+    """Every use of ``arg`` is on the one chain of one-operand elementwise ops that ends in the convolution's
+    input."""
+    v = arg
+    while True:
+        uses = list(v.uses)
+        if len(uses) != 1:
+            return False
+        op = uses[0].operation
+        if op is conv:
+            return uses[0].index == 0
+        if not _unary_elementwise(op):
+            return False
+        v = op.results[0]
+
+
+def _reads(st: "Stage") -> dict[str, str]:
+    """Tensor name -> how the stage reads it: 'input' (its convolution's input, through elementwise ops),
+    'weight' (its convolution's weight, directly) or 'other'."""
+    out: dict[str, str] = {}
+    conv = _conv_of(st)
+    for arg, name in st.args.items():
+        role = "other"
+        if conv is not None and isinstance(arg.owner, Block):
+            if conv.operands[1] is arg and len(list(arg.uses)) == 1:
+                role = "weight"
+            elif _input_source(conv) is arg and _feeds_only_input(arg, conv):
+                role = "input"
+        prev = out.get(name)
+        out[name] = role if prev in (None, role) else "other"
+    return out
+
+
+def choose_storage_orders(plan: "Plan") -> None:
+    """Set ``Tensor.order`` on the buffers and parameters the rules of the module doc allow."""
+    stages = [st for k in plan.kernels for st in k.stages]
+    readers: dict[str, list[tuple["Stage", str]]] = {}
+    writers: dict[str, list["Stage"]] = {}
+    for st in stages:
+        for name, role in _reads(st).items():
+            readers.setdefault(name, []).append((st, role))
+        for _, buf, whole in st.stores:
+            writers.setdefault(buf, []).append(st if not whole else None)
+    queued = {q.storage for q in plan.queues}
+    fixed = set(plan.outputs) | set(plan.args) | {a for _, a in plan.mutates} | queued
+
+    def weight_packable(st: "Stage") -> bool:
+        conv = _conv_of(st)
+        wname = st.args.get(conv.operands[1]) if conv is not None else None
+        t = plan.tensors.get(wname) if wname else None
+        if t is None or t.role != "parameter" or len(t.shape) != 4 or t.shape[2] * t.shape[3] == 1:
+            return False
+        if conv.attrs().get("groups", 1) != 1 or any(a == wname for _, a in plan.mutates):
+            return False
+        return all(role == "weight" for _, role in readers.get(wname, []))
+
+    for name, t in plan.tensors.items():
+        rs = readers.get(name, [])
+        if (t.role != "buffer" or name in fixed or len(t.shape) != 4 or not rs
+                or t.shape[1] < MIN_CHANNELS or t.shape[1] % 8 or t.shape[2] * t.shape[3] == 1):
+            continue
+        ws = writers.get(name, [])
+        if not ws or any(w is None or w.template != "conv" for w in ws):
+            continue
+        if all(role == "input" and weight_packable(st) for st, role in rs):
+            t.order = CHANNELS_LAST
+    for st in stages:
+        conv = _conv_of(st)
+        if conv is None:
+            continue
+        iname = st.args.get(_input_source(conv))
+        if iname is None or plan.tensors[iname].order != CHANNELS_LAST:
+            continue
+        plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
+
+
+__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "choose_storage_orders"]
