@@ -161,8 +161,8 @@ def load_module_source(source: str, directory: str, name: str = "kitsune_aot_gen
     return mod
 
 
-def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None) -> dict:
-    """``triton.compile`` one KERNELS entry; raises what Triton raises."""
+def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None, keep_ptx: bool = False) -> dict:
+    """``triton.compile`` one KERNELS entry; raises what Triton raises. ``keep_ptx``: the PTX too (``ptx``)."""
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
@@ -217,6 +217,7 @@ def compile_kernel(entry: dict, arch: int = 90, num_warps: int | None = None) ->
         "ptx_lines": ptx.count("\n"),
         "compile_s": round(secs, 3),
         "ctas_per_sm": ctas_per_sm(regs, shared, nw),
+        **({"ptx": ptx} if keep_ptx else {}),
     }
 
 

@@ -425,6 +425,8 @@ def test_conv_channels_last(tmp_path_factory, n, c, c1, hw, f, k, stride, pad, d
     assert orders.pop(args[3]) == (2, 3, 1, 0), "the k x k weight is not packed"
     assert list(orders.values()) == [(0, 2, 3, 1)], "the intermediate is not channels-last (or more was reordered)"
     assert re.search(r"for k\d+ in range\(0, \d+\):", src), "no window-major K loop"
+    producer = src[src.index("def k0_"):src.index("def k0(")]
+    assert not re.search(r"o\d+ = tl\.minimum\(", producer), "a clamped channel axis hides the stores' contiguity"
 
 
 def decode_attention_module(b, hq, hk, lq, lc, e, dt, concat):

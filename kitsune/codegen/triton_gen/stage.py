@@ -82,7 +82,9 @@ class StageGen:
         self.b = Blocks()
         self.mem = Memory(self.b)
         self.tile = OutputTile()
-        self.tiles = TileIndexer(stage, self.b)
+        ordered = [gen.plan.tensors[buf] for _, buf, _ in stage.stores]
+        self.tiles = TileIndexer(stage, self.b, frozenset(t.order[-1] for t in ordered
+                                                           if t.order and len(t.shape) == len(stage.shape)))
         self.split_k = SplitK(stage, self.b, self.mem, self.tile)
         self.ev = Evaluator(gen, stage, self.b, self.mem, self.tile, self.split_k, anchor_statement(stage),
                             threads=32 * kernel.warps)
