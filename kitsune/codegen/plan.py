@@ -129,6 +129,9 @@ class Tensor:
     order: tuple[int, ...] | None = None
     """Storage order (``kitsune.codegen.layouts``): the logical dims from outermost to innermost in memory, e.g.
     ``(0, 2, 3, 1)`` for an ``[n, c, h, w]`` tensor stored channels-last; None: row-major in its own dims."""
+    view: tuple[str, int, int, tuple[int, ...]] | None = None
+    """A slice of another buffer (``kitsune.codegen.concat_in_place``): (that buffer, dim, offset, its shape); the
+    runtime passes ``buffer.narrow(dim, offset, size)``, addresses use the buffer's row-major strides."""
 
     @property
     def numel(self) -> int:
@@ -136,6 +139,8 @@ class Tensor:
 
     def strides(self) -> list[int]:
         """Elements between neighbours along each logical dim."""
+        if self.view is not None:
+            return row_major_strides(self.view[3])
         if self.order is None:
             return row_major_strides(self.shape)
         phys = row_major_strides([self.shape[d] for d in self.order])
@@ -322,8 +327,9 @@ def _readers(rel: str, q_grid: Sequence[int], cons: StageOp, split: int = 1) -> 
 def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layouts: bool = False) -> Plan:
     """The plan of @main's gpu_queue.program. ``capacity``: 'ir' (as lowered) or 'all' (one slot per tile).
     ``splits``: honour split reductions of stage configs (off: every tile is one work item, as the scalar
-    reference backend runs them). ``layouts``: choose storage orders of buffers and parameters
-    (``kitsune.codegen.layouts``: channels-last convolution inputs, packed weights); off: all row-major."""
+    reference backend runs them). ``layouts``: storage decisions -- orders of buffers and parameters
+    (``kitsune.codegen.layouts``: channels-last convolution inputs, packed weights) and parts of a concatenation
+    stored in its slices (``kitsune.codegen.concat_in_place``); off: every tensor row-major and its own."""
     if capacity not in ("ir", "all"):
         raise CodegenError(f"capacity must be 'ir' or 'all', got {capacity!r}")
     f = _func(module)
@@ -393,9 +399,11 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
                                f"not an argument of the function")
         plan.mutates.append((i, by_label[buf]))
     if layouts:
+        from kitsune.codegen.concat_in_place import elide_concat_copies
         from kitsune.codegen.layouts import choose_storage_orders
 
         choose_storage_orders(plan)
+        elide_concat_copies(plan)
     return plan
 
 

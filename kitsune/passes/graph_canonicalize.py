@@ -14,6 +14,8 @@
   broadcast along the last dim only (a bias, a scalar); an *unflatten* (more dims) rises above such
   elementwise ops and above a 2-d ``matmul`` whose rows it splits. Without it a task's result is a reshape,
   no template sees the contraction behind it, and the evaluator runs the GEMM;
+* a one-operand elementwise op of a ``concat`` distributes over its parts (``relu(cat(a, b))`` ->
+  ``cat(relu(a), relu(b))``: the parts' producers take it as an epilogue, the concat becomes a copy);
 * dead pure ops are removed.
 """
 
@@ -244,6 +246,32 @@ class RaiseUnflatten(RewritePattern):
         rewriter.erase(e)
 
 
+class DistributeUnaryOverConcat(RewritePattern):
+    """``e(concat(x1, .., xn))`` -> ``concat(e(x1), .., e(xn))`` for a one-operand elementwise ``e`` (a ReLU after
+    an Inception block's concatenation), the concat used only there: each part's producer then takes ``e`` as
+    its epilogue, and the concatenation is a copy, which code generation can elide (the producers store into
+    the result's slices: ``kitsune.codegen.concat_in_place``)."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter):
+        if not isinstance(op, GraphOp) or op.OPDEF.category != "elementwise" or len(op.operands) != 1:
+            return
+        cat = _is(op.operands[0], "concat")
+        if cat is None or op.operands[0].uses.get_length() != 1 or _shape(op.results[0]) != _shape(cat.results[0]):
+            return
+        elem = op.results[0].type.get_element_type()
+        from xdsl.dialects.builtin import TensorType
+
+        parts = []
+        for x in cat.operands:
+            p = graph.build(op.OPDEF.name, [x], [TensorType(elem, _shape(x))], **op.attrs())
+            p.location = op.location
+            parts.append(p)
+        new = graph.build("concat", [p.results[0] for p in parts], [op.results[0].type], **cat.attrs())
+        new.location = cat.location
+        rewriter.replace(op, [*parts, new], [new.results[0]])
+        rewriter.erase(cat)
+
+
 @dataclass(frozen=True)
 class GraphCanonicalizePass(ModulePass):
     """Local simplifications: fold transposes into matmul, matmul+bias -> linear, merge
@@ -256,6 +284,7 @@ class GraphCanonicalizePass(ModulePass):
             GreedyRewritePatternApplier([
                 FoldTransposeIntoMatmul(), MatmulBiasToLinear(), DropIdentity(), MergeReshapes(), ComposePermutes(),
                 SinkFlattenThroughElementwise(), SinkFlattenThroughMatmul(), RaiseUnflatten(),
+                DistributeUnaryOverConcat(),
             ])
         ).rewrite_module(op)
         for r in op.regions:

@@ -355,6 +355,23 @@ def test_reshapes_that_stay():
          "graph.reshape", "graph.exp"]
 
 
+@pytest.mark.parametrize("op", ["relu", "neg", "sigmoid"])
+def test_unary_distributes_over_concat(op):
+    """``e(concat(a, b, c))`` -> ``concat(e(a), e(b), e(c))`` (each part's producer then takes ``e``); a concat
+    with another use stays."""
+    fb = FuncBuilder()
+    a, b, c = fb.arg(ttype([2, 3, 4])), fb.arg(ttype([2, 1, 4])), fb.arg(ttype([2, 5, 4]))
+    y = fb.v(op, fb.v("concat", a, b, c, dim=1))
+    m = fb.module([y])
+    inputs = [rn(2, 3, 4), rn(2, 1, 4), rn(2, 5, 4)]
+    assert canon(m, inputs) == [f"graph.{op}"] * 3 + ["graph.concat"]
+    fb = FuncBuilder()
+    a, b = fb.arg(ttype([2, 3])), fb.arg(ttype([2, 5]))
+    cat = fb.v("concat", a, b, dim=1)
+    m = fb.module([fb.v(op, cat), cat])
+    assert canon(m, [rn(2, 3), rn(2, 5)]) == ["graph.concat", f"graph.{op}"]
+
+
 def test_canonicalize_after_decompose_linear_round_trip():
     """decompose turns linear into matmul{transpose_b} + add; canonicalize turns it back."""
     m, inputs = one("linear", [[3, 4], [5, 4], [5]])

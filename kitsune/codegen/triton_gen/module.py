@@ -344,6 +344,8 @@ class TritonGen:
         lines.append("LABELS = {" + ", ".join(f"{n!r}: {(t.label or n)!r}" for n, t in p.tensors.items()) + "}")
         lines.append("ORDERS = {" + ", ".join(f"{n!r}: {t.order!r}" for n, t in p.tensors.items() if t.order)
                      + "}  # storage orders (kitsune.codegen.layouts): dims outermost first")
+        lines.append("VIEWS = {" + ", ".join(f"{n!r}: {t.view[:3]!r}" for n, t in p.tensors.items() if t.view)
+                     + "}  # slices of another buffer (kitsune.codegen.concat_in_place): (buffer, dim, offset)")
         lines.append(f"ARGS = {p.args!r}")
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append(f"MUTATES = {p.mutates!r}  # (output, buffer argument): the buffer holds that output after a launch")

@@ -204,6 +204,12 @@ def stored(t, order):
     return t.permute(*order).contiguous().permute(*[order.index(d) for d in range(len(order))])
 
 
+def _bind_views(env):
+    """Each view buffer (VIEWS) as its slice of the buffer it lives in (that buffer may be one a call passes)."""
+    for name, (base, dim, offset) in VIEWS.items():
+        env[name] = env[base].narrow(dim, offset, TENSORS[name][0][dim])
+
+
 def allocate(device):
     """Buffers, queue storage, counters, the epoch and the error flag: allocated once, reused by every launch."""
     device = torch.device(device)
@@ -219,6 +225,7 @@ def allocate(device):
             bufs[name] = _constant((shape, DTYPES[dt], CONSTANTS[name])).to(device)
     for name, (elems, dt) in QUEUE_STORAGE.items():
         bufs[name] = torch.empty(max(elems, 1), dtype=DTYPES[dt], device=device)
+    _bind_views(bufs)
     return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
             "epoch": torch.zeros(1, dtype=torch.int32, device=device),
             "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device, "pdl": _pdl(device),
@@ -287,7 +294,7 @@ def _hazards(k):
     """The tensors that order kernel ``k`` against the others: all it names but the parameters, constants and
     graph inputs, which no kernel writes (an input mutated in place counts)."""
     mutated = {a for _, a in MUTATES}
-    return {n for n in k["tensors"]
+    return {VIEWS.get(n, (n,))[0] for n in k["tensors"]  # (a view is its buffer: VIEWS)
             if n in mutated or TENSORS.get(n, (None, None, "buffer"))[2] not in ("parameter", "constant", "input")}
 
 
@@ -396,6 +403,8 @@ def launch(state, tensors, watchdog=0):
     return); returns the outputs (internal buffers)."""
     env = dict(state["buffers"])
     env.update(tensors)
+    if VIEWS:
+        _bind_views(env)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     pdl = _pdl_args(state)
     plan, own = _streams(state)
@@ -445,6 +454,8 @@ def residency(state, tensors):
     """
     env = dict(state["buffers"])
     env.update(tensors)
+    if VIEWS:
+        _bind_views(env)
     props = torch.cuda.get_device_properties(state["device"])
     out = []
     for k in KERNELS:

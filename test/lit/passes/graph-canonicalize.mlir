@@ -378,3 +378,29 @@ func.func @reshapes_that_stay(%x: tensor<2x3x8xf32>, %z: tensor<6x8xf32>, %w: te
   %n = graph.neg %g : tensor<3x2x8xf32> -> tensor<3x2x8xf32>
   func.return %s, %u, %m, %n : tensor<6x8xf32>, tensor<2x3x16xf32>, tensor<6x16xf32>, tensor<3x2x8xf32>
 }
+
+// -----
+
+// A one-operand elementwise op of a concat moves into the parts (their producers take it as an epilogue); a cast
+// changes the parts' element type too. Not when the concat has another use, or for a two-operand op.
+// CHECK-LABEL: func.func @unary_over_concat(
+// CHECK-NEXT:    %{{.*}} = graph.relu %a : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %{{.*}} = graph.relu %b : tensor<2x5x4xf32> -> tensor<2x5x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.concat %{{.*}}, %{{.*}} {dim = 1} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x8x4xf32>
+// CHECK-NEXT:    %{{.*}} = graph.cast %a : tensor<2x3x4xf32> -> tensor<2x3x4xbf16>
+// CHECK-NEXT:    %{{.*}} = graph.cast %b : tensor<2x5x4xf32> -> tensor<2x5x4xbf16>
+// CHECK-NEXT:    %[[Z:.*]] = graph.concat %{{.*}}, %{{.*}} {dim = 1} : tensor<2x3x4xbf16>, tensor<2x5x4xbf16> -> tensor<2x8x4xbf16>
+// CHECK-NEXT:    %s = graph.concat %a, %b {dim = 1}
+// CHECK-NEXT:    %t = graph.neg %s
+// CHECK-NEXT:    %u = graph.add %s, %s
+// CHECK-NEXT:    func.return %[[Y]], %[[Z]], %t, %u
+func.func @unary_over_concat(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xbf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %c = graph.concat %a, %b {dim = 1} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x8x4xf32>
+  %y = graph.relu %c : tensor<2x8x4xf32> -> tensor<2x8x4xf32>
+  %d = graph.concat %a, %b {dim = 1} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x8x4xf32>
+  %z = graph.cast %d : tensor<2x8x4xf32> -> tensor<2x8x4xbf16>
+  %s = graph.concat %a, %b {dim = 1} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x8x4xf32>
+  %t = graph.neg %s : tensor<2x8x4xf32> -> tensor<2x8x4xf32>
+  %u = graph.add %s, %s : tensor<2x8x4xf32>, tensor<2x8x4xf32> -> tensor<2x8x4xf32>
+  func.return %y, %z, %t, %u : tensor<2x8x4xf32>, tensor<2x8x4xbf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+}

@@ -1,0 +1,84 @@
+"""Storage decisions of code generation (``kitsune.codegen.layouts``, ``kitsune.codegen.concat_in_place``): which
+tensors change layout or become slices of another, and that the programs still compute the reference's result
+(under Triton's interpreter, two calls each, both schedules)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from kitsune.context import make_context, parse_module  # noqa: E402
+from kitsune.passes.pipeline import KitsunePipelinePass  # noqa: E402
+from kitsune.schedule.configs import GenericConfig  # noqa: E402
+from test_templates import conv_chain_module, mlir_type, run  # noqa: E402
+
+PAR = '{kitsune.kind = "parameter"}'
+MODES = ["bulk-sync", "dataflow"]
+
+
+def lower_pipeline(text, cfg, mode):
+    module = parse_module(text)
+    KitsunePipelinePass(mode=mode).apply(make_context(), module)
+    return module
+
+
+def table(src: str, name: str):
+    return ast.literal_eval(re.search(rf"^{name} = (\{{.*\}}|\[.*\])", src, re.M)[1])
+
+
+def branches_module(n=2, c=8, hw=6, f1=16, f2=24, extra_use=False, weight_kind=PAR):
+    """Two convolutions of x (1x1 to f1, 3x3 to f2) concatenated along channels, ReLU; with ``extra_use`` the
+    concatenation is also the input of a third 1x1 convolution (a second result)."""
+    x = mlir_type([n, c, hw, hw], "f32")
+    y1, y2, y = (mlir_type([n, f, hw, hw], "f32") for f in (f1, f2, f1 + f2))
+    w1, w2 = mlir_type([f1, c, 1, 1], "f32"), mlir_type([f2, c, 3, 3], "f32")
+    b1, b2 = mlir_type([f1], "f32"), mlir_type([f2], "f32")
+    args = f"%x: {x}, %w1: {w1} {weight_kind}, %b1: {b1} {PAR}, %w2: {w2} {weight_kind}, %b2: {b2} {PAR}"
+    body = (f"    %y1 = graph.conv2d %x, %w1, %b1 : {x}, {w1}, {b1} -> {y1}\n"
+            f"    %y2 = graph.conv2d %x, %w2, %b2 {{padding = [1, 1]}} : {x}, {w2}, {b2} -> {y2}\n"
+            f"    %c = graph.concat %y1, %y2 {{dim = 1}} : {y1}, {y2} -> {y}\n")
+    if not extra_use:
+        return (f"func.func @main({args}) -> {y} {{\n{body}"
+                f"    %r = graph.relu %c : {y} -> {y}\n    func.return %r : {y}\n}}\n")
+    w3, b3, z = mlir_type([8, f1 + f2, 1, 1], "f32"), mlir_type([8], "f32"), mlir_type([n, 8, hw, hw], "f32")
+    return (f"func.func @main({args}, %w3: {w3} {PAR}, %b3: {b3} {PAR}) -> ({y}, {z}) {{\n{body}"
+            f"    %z = graph.conv2d %c, %w3, %b3 : {y}, {w3}, {b3} -> {z}\n"
+            f"    func.return %c, %z : {y}, {z}\n}}\n")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_concat_parts_stored_in_place(tmp_path, mode):
+    """relu(cat(conv, conv)) leaving the program: the ReLU moves into the convolutions, each stores into its slice
+    of the result (VIEWS), no stage copies the parts."""
+    src = run(branches_module(), GenericConfig(), mode, tmp_path, "f32", 0, lower=lower_pipeline, name="cat")
+    views = table(src, "VIEWS")
+    assert sorted((off, dim) for _, dim, off in views.values()) == [(0, 1), (16, 1)], views
+    assert len({base for base, _, _ in views.values()}) == 1
+    assert "concat" not in " ".join(re.findall(r'# stage "(\w+)"', src)), "a stage still copies the parts"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_concat_read_by_a_stage_stays(tmp_path, mode):
+    """A concatenation another stage reads (a stage of the same kernel might wait on it) keeps its stage."""
+    src = run(branches_module(extra_use=True), GenericConfig(), mode, tmp_path, "f32", 1, lower=lower_pipeline,
+              name="catread")
+    assert table(src, "VIEWS") == {}
+    assert "concat" in " ".join(re.findall(r'# stage "(\w+)"', src))
+
+
+@pytest.mark.parametrize("weight_is_parameter", [True, False])
+def test_layouts_need_parameter_weights(tmp_path, weight_is_parameter):
+    """1x1 -> ReLU -> 3x3: the intermediate is stored channels-last and the 3x3 weight packed when that weight is
+    a parameter; when it is a per-call input nothing changes layout (strided weight loads would cost more than
+    the window's gather saves)."""
+    text = conv_chain_module(2, 4, 24, 9, 8, 3, 1, 1, 1, "f32")
+    if not weight_is_parameter:
+        text = re.sub(r"(%w2: tensor<[0-9x]+f32>) \{kitsune.kind = \"parameter\"\}", r"\1", text)
+    src = run(text, GenericConfig(), "bulk-sync", tmp_path, "f32", 3, lower=lower_pipeline, name="orders")
+    orders = table(src, "ORDERS")
+    assert sorted(orders.values()) == ([(0, 2, 3, 1), (2, 3, 1, 0)] if weight_is_parameter else []), orders
