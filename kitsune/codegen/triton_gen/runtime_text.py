@@ -294,7 +294,8 @@ def _hazards(k):
     """The tensors that order kernel ``k`` against the others: all it names but the parameters, constants and
     graph inputs, which no kernel writes (an input mutated in place counts)."""
     mutated = {a for _, a in MUTATES}
-    return {VIEWS.get(n, (n,))[0] for n in k["tensors"]  # (a view is its buffer: VIEWS)
+    # (views of one buffer are disjoint slices of a result no kernel reads: kitsune.codegen.concat_in_place)
+    return {n for n in k["tensors"]
             if n in mutated or TENSORS.get(n, (None, None, "buffer"))[2] not in ("parameter", "constant", "input")}
 
 
