@@ -82,3 +82,16 @@ def test_layouts_need_parameter_weights(tmp_path, weight_is_parameter):
     src = run(text, GenericConfig(), "bulk-sync", tmp_path, "f32", 3, lower=lower_pipeline, name="orders")
     orders = table(src, "ORDERS")
     assert sorted(orders.values()) == ([(0, 2, 3, 1), (2, 3, 1, 0)] if weight_is_parameter else []), orders
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_window_major_when_channels_lead_the_tile(tmp_path, mode):
+    """Output rows wider than the pixel block (a row segment per tile) put the output channels on the tile's
+    first axis: the channels-last input is then the dot's second operand, and the K loop is window-major all the
+    same (it was a flat loop of gathers: ResNet-18's 56-wide layers ran 404 us on the H200)."""
+    text = conv_chain_module(1, 3, 16, 3, 8, 3, 1, 1, 1, "f32")  # 3 x 6 pixels, widened to 3 x 70:
+    text = re.sub(r"x3x6x", "x3x70x", text)
+    src = run(text, GenericConfig(), mode, tmp_path, "f32", 4, lower=lower_pipeline, name="wide")
+    assert sorted(table(src, "ORDERS").values()) == [(0, 2, 3, 1), (2, 3, 1, 0)]
+    assert re.search(r"tile \[1, \d+, 1, \d+\] of \[1, 8, 3, 70\]", src), "not a row-segment tile"
+    assert re.search(r"for k\d+ in range\(0, 9\):", src), "no window-major K loop"

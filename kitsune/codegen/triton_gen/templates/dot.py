@@ -111,7 +111,8 @@ class DotTemplate:
         acc = b.fresh("acc")
         b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in bframe)}], tl.float32)", depth)
         split = anchor and ev.stage.split > 1  # this program computes one part of the tile's K (SplitK)
-        lane_var = None if split else self.contiguous_reduction_var(opp, A, rvars, ext)
+        lane_var = None if split else (self.contiguous_reduction_var(opp, A, rvars, ext)
+                                       or self.contiguous_reduction_var(opp, B, rvars, ext))
         if lane_var is not None:
             BK = self.window_chunk(ext[lane_var], BK)
         r = b.new_axis("r", BK)
@@ -144,7 +145,8 @@ class DotTemplate:
         return out
 
     def contiguous_reduction_var(self, opp, A, rvars, ext) -> str | None:
-        """The reduction variable along which row operand A is contiguous in memory, when A is read from a tensor
+        """The reduction variable along which operand A (either side of the dot: a convolution's tile may put
+        the channels or the pixels first) is contiguous in memory, when A is read from a tensor
         stored in another order than row-major (``kitsune.codegen.layouts``: a channels-last convolution input)
         and looping over the other reduction variables outside it pays: the channels of ``X[n, c, oh + kh,
         ow + kw]`` (extent >= 16, every other reduction variable a multiple of 8 elements apart: 16-byte
