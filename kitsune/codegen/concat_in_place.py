@@ -77,6 +77,9 @@ def elide_concat_copies(plan: "Plan") -> None:
                 plan.tensors[p].view = (out, dim, offset, tuple(ot.shape))
                 offset += tensor_shape(a.type)[dim]
             k.stages.remove(st)
+            live = [s.hi for s in k.stages if s.fold is None]
+            if live:  # the programs past the remaining stages' would run nothing
+                k.grid = min(k.grid, max(live))
     plan.kernels[:] = [k for k in plan.kernels if k.stages]
 
 
