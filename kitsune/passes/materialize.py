@@ -29,6 +29,10 @@ another contraction's row band (``chain_bytes``) is the task's anchor path. A la
 anchor (a concat) is no such path: Inception's first 1x1 convolution, fused into the
 concat of the four branches, was recomputed for every channel of the concat.
 
+**Reductions re-read per column tile.** A reduction feeding a contraction (a global average pool before a
+classifier) is evaluated by every column tile of the contraction: when it reads far more than it produces and
+those re-reads add up to megabytes (``recomputed_reduction``), it moves out the same way.
+
 **Scatters.** A scatter-accumulate (``Y[I[j], d] += S[j, d]`` after ``Y = X``:
 ``index_add``) is pushed from its source by the scatter template, whose grid spans
 the source rows, not the result's tiles: it gets a task of its own whose result is
@@ -137,6 +141,40 @@ def small_contraction(task: df.TaskOp, ratio: int = 4):
         if o.OPDEF.category != "contraction" or o in on_path:
             continue
         if math.prod(tensor_shape(o.results[0].type)) * ratio <= big:
+            return _with_epilogue(o)
+    return None
+
+
+def recomputed_reduction(task: df.TaskOp, min_bytes: int = 4 << 20, tile_n: int = 128):
+    """A reduction of ``task`` (not its anchor) that reads at least 8 times the bytes it produces, when the
+    task's anchor is a contraction whose output columns take several tiles of ``tile_n``: every such tile would
+    read the reduction's input again (ResNet-18's global average pool before its classifier: 16 column tiles of
+    the fc each summed the whole [32, 512, 7, 7] map, 127 us on the H200). It moves out when those re-reads come
+    to ``min_bytes`` or more; a norm's statistics over one decode row (kilobytes) stay where they are."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import anchor_of
+
+    anchor, _ = anchor_of(task)
+    if anchor is None or anchor.OPDEF.category != "contraction":
+        return None
+    r = roles_of(anchor)
+    if r is None:
+        return None
+    tiles = -(-math.prod(r.ext[v] for v in r.vars("N")) // tile_n)
+    if tiles < 2:
+        return None
+
+    def nbytes(v) -> int:
+        t = v.type
+        return math.prod(tensor_shape(t)) * max(1, t.get_element_type().bitwidth // 8) \
+            if hasattr(t, "get_element_type") else 0
+
+    for o in task.body.blocks.first.ops:
+        if not isinstance(o, GOp) or o is anchor or o.OPDEF.category != "reduction" or len(o.results) != 1:
+            continue
+        read = max((nbytes(v) for v in o.operands), default=0)
+        if read >= 8 * nbytes(o.results[0]) and (tiles - 1) * read >= min_bytes:
             return _with_epilogue(o)
     return None
 
@@ -343,6 +381,9 @@ class MaterializePass(ModulePass):
 
     ratio: int = 4
     """A contraction off the anchor path moves out when its result is this many times smaller than the task's."""
+    reread_bytes: int = 4 << 20
+    """A reduction feeding a contraction moves out when the contraction's column tiles would re-read this many
+    bytes of its input (``recomputed_reduction``)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from kitsune.passes.choose_schedules import legalise_channels
@@ -353,6 +394,11 @@ class MaterializePass(ModulePass):
                 changed = False
                 for t in list(g.tasks()):  # contractions first: results read by several tasks are then shared
                     op_ = small_contraction(t, self.ratio)
+                    if op_ is not None:
+                        isolate_op(t, op_)
+                        changed = True
+                for t in list(g.tasks()):
+                    op_ = recomputed_reduction(t, self.reread_bytes)
                     if op_ is not None:
                         isolate_op(t, op_)
                         changed = True
@@ -371,4 +417,4 @@ class MaterializePass(ModulePass):
                     legalise_channels(g)
 
 
-__all__ = ["MaterializePass", "split_task", "contraction_behind_views", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]
+__all__ = ["MaterializePass", "split_task", "contraction_behind_views", "recomputed_reduction", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]

@@ -573,6 +573,30 @@ def test_materialize_moves_small_contractions_and_untiled_results():
     assert len(ts) >= 3
 
 
+POOL_FC = """func.func @main(%x: tensor<4x64x7x7xf32>, %w: tensor<NxCxf32>, %b: tensor<Nxf32>) -> tensor<4xNxf32> {
+  %s = graph.mean %x {dims = [2, 3]} : tensor<4x64x7x7xf32> -> tensor<4x64xf32>
+  %y = graph.linear %s, %w, %b : tensor<4x64xf32>, tensor<NxCxf32>, tensor<Nxf32> -> tensor<4xNxf32>
+  func.return %y : tensor<4xNxf32>
+}"""
+
+
+@pytest.mark.parametrize("n, moves", [(1000, True), (100, False)])
+def test_materialize_moves_a_reduction_every_column_tile_would_reread(n, moves):
+    """A global average pool before a classifier: with 8 column tiles of 128 the pool's input would be read 7
+    more times (``min_bytes`` lowered to this graph's scale): it becomes a task of its own; with one column tile
+    it stays. Meaning is preserved."""
+    from kitsune.passes.materialize import MaterializePass
+
+    text = POOL_FC.replace("xNxf32", f"x{n}xf32").replace("<NxCxf32>", f"<{n}x64xf32>").replace("<Nxf32>", f"<{n}xf32>")
+    # (the default threshold is megabytes: this graph is small)
+    out = _check_same(text, [FormRegionsPass(), MaterializePass(reread_bytes=4096)])
+    ts = _tasks(out)
+    pooled = [t for t in ts if any(o.name in ("graph.mean", "graph.sum") for o in t.body.blocks.first.ops)]
+    fc = [t for t in ts if any(o.name == "graph.linear" for o in t.body.blocks.first.ops)]
+    assert len(fc) == 1
+    assert (pooled[0] is not fc[0]) == moves, [t.task_name for t in ts]
+
+
 KV_DECODE = """func.func @main(%x: tensor<2x32xf32>, %w: tensor<64x32xf32>, %cache: tensor<2x2x40x8xf32>)
     -> (tensor<2x32xf32>RET_TYPE) {
   %p = graph.linear %x, %w : tensor<2x32xf32>, tensor<64x32xf32> -> tensor<2x64xf32>

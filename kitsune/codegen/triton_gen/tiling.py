@@ -46,11 +46,10 @@ class TileIndexer:
         self.b = blocks
         self.coords: dict[int, str] = {}  # dim -> the name of the tile's block coordinate (of the last index)
         self.contiguous_dims = contiguous_dims
-        """Dims that are the innermost in memory of a result the stage stores in another order than row-major
-        (``kitsune.codegen.layouts``: the channels of a channels-last conv result): their padded lanes run on,
-        masked, instead of repeating the last element, so that the stores along them stay contiguous
-        (``tl.minimum`` on the lanes hides that from Triton: inception's 1x1 256 -> 96 stored channels-last
-        took 15.9 us with a clamped 128-lane channel axis, H200)."""
+        """Dims innermost in memory of a result the stage stores (``StageGen.contiguous_store_dims``): their
+        padded lanes run on, masked, instead of repeating the last element, so that the stores along them stay
+        contiguous (``tl.minimum`` on the lanes hides that from Triton: inception's 1x1 256 -> 96 stored
+        channels-last took 15.9 us with a clamped 128-lane channel axis, H200)."""
 
     def index(self, T, D) -> TileIndex:
         """Index of tile ``t`` (tiles T of shape D): coordinates from t, one clamped axis per dim > 1.
