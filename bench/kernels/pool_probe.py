@@ -4,6 +4,7 @@ reduction could take, against ATen in the same run (NOTES section 23). CUDA grap
 
   nine      today's form: one program per (n, c) image, the 28 x 28 pixels one lane axis of 1024, the nine
             window positions nine masked loads
+  sep-flat  separable on the one lane axis of ``nine`` (the gather crosses warps: shared memory)
   sep       separable: per image a [32, 32] block (28 x 28 valid); three row-shifted loads give the vertical max,
             ``tl.gather`` along the row gives its left and right neighbours (no further loads)
   sep-C     as ``sep`` with C images per program ([C, 32, 32])
@@ -70,6 +71,27 @@ def pool_sep(X, Y, H: tl.constexpr, W: tl.constexpr, BH: tl.constexpr, BW: tl.co
 
 
 @triton.jit
+def pool_sep_flat(X, Y, H: tl.constexpr, W: tl.constexpr, BP: tl.constexpr):
+    """The separable form on the image's pixels as one lane axis (what the window template emits for a tile of
+    whole rows merged into one axis): the gather crosses warps (through shared memory)."""
+    pid = tl.program_id(0)
+    p = tl.arange(0, BP)
+    h = p // W
+    w = p % W
+    valid = p < H * W
+    base = X + pid * (H * W)
+    v = tl.full([BP], float("-inf"), tl.float32)
+    for dh in tl.static_range(3):
+        ih = h + dh - 1
+        m = valid & (ih >= 0) & (ih < H)
+        v = tl.maximum(v, tl.load(base + p + (dh - 1) * W, mask=m, other=float("-inf")).to(tl.float32))
+    left = tl.gather(v, tl.maximum(p - 1, 0), 0)
+    right = tl.gather(v, tl.minimum(p + 1, BP - 1), 0)
+    out = tl.maximum(v, tl.maximum(tl.where(w >= 1, left, float("-inf")), tl.where(w + 1 < W, right, float("-inf"))))
+    tl.store(Y + pid * (H * W) + p, out.to(Y.dtype.element_ty), mask=valid)
+
+
+@triton.jit
 def pool_nhwc(X, Y, NB: tl.constexpr, H: tl.constexpr, W: tl.constexpr, CH: tl.constexpr, BM: tl.constexpr,
               BC: tl.constexpr):
     """X, Y [N, H, W, C]; a block of BM pixels of the flat index by BC channels."""
@@ -111,6 +133,7 @@ def main() -> None:
     p2 = 1 << (H * W - 1).bit_length()
     bw = max(2, 1 << (W - 1).bit_length())
     cands = [("nine", lambda w: pool_nine[(N * C,)](x, y, H, W, p2, num_warps=w), y, (4, 8))]
+    cands.append(("sep-flat", lambda w: pool_sep_flat[(N * C,)](x, y, H, W, p2, num_warps=w), y, (4, 8)))
     for cimg in (1, 2, 4):
         if (N * C) % cimg == 0:
             cands.append((f"sep-{cimg}", lambda w, cimg=cimg: pool_sep[(N * C // cimg,)](

@@ -98,3 +98,27 @@ def test_window_major_when_channels_lead_the_tile(tmp_path, mode):
     assert sorted(table(src, "ORDERS").values()) == [(0, 2, 3, 1), (2, 3, 1, 0)]
     assert re.search(r"tile \[1, \d+, 1, \d+\] of \[1, 8, 3, 70\]", src), "not a row-segment tile"
     assert re.search(r"for k\d+ in range\(0, 9\):", src), "no window-major K loop"
+
+
+def pool_module(n, c, h, w, k, stride, pad, dil, kind, dt="f32"):
+    oh = (h + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    ow = (w + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    x, y = mlir_type([n, c, h, w], dt), mlir_type([n, c, oh, ow], dt)
+    attrs = f"kernel = [{k}, {k}], stride = [{stride}, {stride}], padding = [{pad}, {pad}]"
+    attrs += f", dilation = [{dil}, {dil}]" if kind == "max_pool2d" else ""
+    return (f"func.func @main(%x: {x}) -> {y} {{\n    %y = graph.{kind} %x {{{attrs}}} : {x} -> {y}\n"
+            f"    func.return %y : {y}\n}}\n")
+
+
+@pytest.mark.parametrize("kind, k, stride, pad, dil, separable", [
+    ("max_pool2d", 3, 1, 1, 1, True), ("max_pool2d", 5, 1, 2, 1, True), ("max_pool2d", 3, 1, 1, 2, False),
+    ("max_pool2d", 2, 1, 0, 1, False), ("avg_pool2d", 3, 1, 1, 1, True), ("max_pool2d", 3, 2, 1, 1, False)])
+@pytest.mark.parametrize("mode", MODES)
+def test_separable_window_reduction(tmp_path, kind, k, stride, pad, dil, separable, mode):
+    """A stride-1 pool whose rows keep their length and whose tile holds whole rows loads only the window's
+    column at each lane and takes the row neighbours from the other lanes (``tl.gather``); a stride-2 pool, a
+    dilated window off its centre and a 2x2 window (rows one shorter) load every window position. Against the
+    reference, padding included (-inf for max, zeros counted for avg)."""
+    src = run(pool_module(2, 3, 9, 11, k, stride, pad, dil, kind), GenericConfig(), mode, tmp_path, "f32", 5,
+              lower=lower_pipeline, name=f"pool{k}{stride}{pad}{dil}")
+    assert ("tl.gather(" in src) == separable
