@@ -20,7 +20,14 @@ does not depend on the target language:
   land in slot ``s``; ``readers`` how many consumer tiles read each producer tile
   (1 for ``tile``, the consumer's column count for ``rows``, all its tiles for
   ``all``). Counters only grow, so nothing is reset between runs or CUDA-graph
-  replays.
+  replays;
+* the **counter layout**: the folded combines' group counters first (shared by all
+  kernels), then per kernel whose stages or queues use counters (a temporal stage's
+  done counter, a queue's slots, a split-K tile's arrivals) one *region* that starts
+  with the kernel's ticket counter, then the tickets of the other kernels. Counter
+  indices in a kernel's stages and queues count from its region's start
+  (``Kernel.ticket``), so the kernels of identical layers have the same numbers, hence
+  the same code.
 
 ``capacity="all"`` gives every queue one slot per tile: the sequential Triton
 interpreter, which runs programs one by one in id order, then never waits on a
@@ -94,7 +101,7 @@ ELEM_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8, "i64": 8, "i32": 4, "i16"
 _GENERATED_NAMES = frozenset("""
     a acc alpha arrived b bad base base64 cap code ctr epoch epoch_ptr err first gsz hi i io it j jj k ks kt l_run lo
     m m_new m_run mask n nb np nt o o_run off os p pid prof ptr qd readers row rows s sel sm t t_end t_start target
-    tg ticket tl torch triton uses v val vt w gdc_wait gdc_launch_dependents
+    tg ticket tl torch triton uses v val vt w gdc_wait gdc_launch_dependents cbase
 """.split())
 _GENERATED_PATTERN = re.compile(r"^(?:(?:v|acc|c|k|j|n|o|p|r|w)\d+(?:_raw)?|k\d+_.*|queue_.*|_.*|[A-Z][A-Z0-9_]*)$")
 
@@ -173,7 +180,8 @@ class Queue:
     readers: int  # consumer tiles reading each producer tile, per run
     producer: str
     consumer: str
-    counter_base: int  # filled[s] at counter_base + s, freed[s] at counter_base + capacity + s
+    counter_base: int
+    """filled[s] at counter_base + s, freed[s] at counter_base + capacity + s (from its kernel's ticket)."""
 
     @property
     def ntiles(self) -> int:
@@ -218,12 +226,12 @@ class Stage:
     config: dict[str, int] = field(default_factory=dict)
     split: int = 1
     """Programs sharing one tile's reduction (split-K): partial sums meet in ``workspace`` (fp32, one slice per
-    part); ``ntiles`` counters from ``split_base`` count each tile's arrivals."""
+    part); ``ntiles`` counters from ``split_base`` (from its kernel's ticket) count each tile's arrivals."""
     workspace: str | None = None
     split_base: int = 0
     done: int | None = None
-    """A temporal producer (a later stage of its kernel reads its results): the counter its programs
-    release-increment once each, after all their work items."""
+    """A temporal producer (a later stage of its kernel reads its results): the counter (from its kernel's
+    ticket) its programs release-increment once each, after all their work items."""
     waits: list[tuple[int, int, str]] = field(default_factory=list)
     """A temporal consumer: per earlier stage of its kernel whose results it reads, (that stage's ``done``
     counter, its programs per run, its name); the stage's programs wait until every one has finished."""
@@ -260,6 +268,11 @@ class Kernel:
     tensors: list[str]  # global tensors the kernel reads or writes, in argument order
     num_stages: int = 3  # software-pipelining depth of the launch (the deepest its stages' configs ask for)
     zero: list[str] = field(default_factory=list)  # buffers set to zero before each launch (scatter results)
+    counters: int = 0
+    """Size of the kernel's counter region (its ticket's line, its temporal stages' done counters, its queues'
+    slots, its split-K tiles' arrivals); 0: the kernel has only a ticket."""
+    ticket: int = 0
+    """Index of its ticket counter: the start of its region (stage and queue counter indices count from here)."""
 
 
 @dataclass
@@ -270,7 +283,7 @@ class Plan:
     tensors: dict[str, Tensor]
     kernels: list[Kernel]
     queues: list[Queue] = field(default_factory=list)
-    counters: int = 0  # int32 counters (filled + freed of every queue)
+    counters: int = 0  # int32 counters in all (see the module doc: fold groups, kernel regions, tickets)
     fold_base: int = 0  # the folded combines' group counters (shared by all kernels)
     capacity: str = "ir"
     splits: bool = True
@@ -377,6 +390,15 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
     for kop in prog.kernels():
         kernel = _plan_kernel(kop, names, tensors, fresh, plan)
         plan.kernels.append(kernel)
+        if kernel.counters:  # its region, on lines of its own
+            kernel.ticket = -(-plan.counters // COUNTER_LINE) * COUNTER_LINE
+            plan.counters = kernel.ticket + kernel.counters
+    for kernel in plan.kernels:
+        if not kernel.counters:
+            kernel.ticket = plan.counters
+            plan.counters += 1
+    if plan.counters >= WAIT_CODE:  # a watchdog's error code names a counter (kitsune.codegen.triton_gen.module)
+        raise CodegenError(f"the program needs {plan.counters} counters; at most {WAIT_CODE - 1} are supported")
     py = pblock.last_op
     assert isinstance(py, YieldOp)
     pouts = [names[v] for v in py.operands]
@@ -449,17 +471,20 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                                         f"{kop.kernel_name} stage {p.stage_name} result #{o.index}")
                     result_buffers[o] = [n]
                 names[o] = result_buffers[o][0]
+    # the kernel's own counters, counted from its ticket (the first of its region's lines)
+    own = COUNTER_LINE
     done_counter: dict[StageOp, int] = {}
+    waiting = 0
     for s in stages:
         if s.fold() is not None:  # runs on its partial's programs after the partial's tiles: nothing to wait on
             continue
+        waiting += bool(producers.get(s))
         for p in producers.get(s, []):
             if p not in done_counter:
                 # one 128-byte line per counter: the programs polling it do not slow the atomics on others
                 # (the ticket counters, other stages' counters)
-                base = -(-plan.counters // COUNTER_LINE) * COUNTER_LINE
-                done_counter[p] = base
-                plan.counters = base + COUNTER_LINE
+                done_counter[p] = own
+                own += COUNTER_LINE
     pushed_by: dict[str, StageOp] = {}
     popped_by: dict[str, tuple[StageOp, str]] = {}
     for s in stages:
@@ -489,8 +514,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         q = Queue(qn, len(plan.queues), kop.kernel_name, tensor_shape(qop.tensor_type), tuple(qop.tile_sizes()),
                   tuple(grid), dtype_key(qop.tensor_type.get_element_type()), cap, rel,
                   _readers(rel, grid, cons, cons.split() if plan.splits else 1), prod.stage_name, cons.stage_name,
-                  plan.counters)
-        plan.counters += 2 * cap
+                  own)
+        own += 2 * cap
         plan.queues.append(q)
         queues[qn] = q
     splans: list[Stage] = []
@@ -541,8 +566,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
                                  f"split-K partial sums of {s.stage_name}")
             st.workspace = ws
-            st.split_base = plan.counters
-            plan.counters += st.ntiles
+            st.split_base = own
+            own += st.ntiles
         splans.append(st)
     order: list[str] = []
     for st in splans:
@@ -552,8 +577,10 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
     # (kitsune-allocate-sms decides it: the deepest the stages ask for that fits every stage's shared memory)
     depth = kop.attributes.get("num_stages")
     stages_depth = depth.value.data if depth is not None else max([st.config.get("stages", 3) for st in splans] or [3])
+    # a region at least as long as the kernel's waiting stages: their watchdog codes count from its ticket too
+    counters = max(own, waiting) if own > COUNTER_LINE else 0
     return Kernel(kop, kop.kernel_name, kop.grid_size(), kop.num_warps(), splans, list(queues.values()), order,
-                  stages_depth, zero)
+                  stages_depth, zero, counters)
 
 
 def in_place_operand(stage) -> int | None:

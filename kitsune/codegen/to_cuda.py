@@ -643,8 +643,9 @@ def _unravel_lines(var: str, grid: tuple[int, ...], names: list[str], indent: st
     return out
 
 
-def _counter(q: Queue, which: str, slot: str) -> str:
-    base = q.counter_base if which == "filled" else q.counter_base + q.capacity
+def _counter(kernel: Kernel, q: Queue, which: str, slot: str) -> str:
+    """A slot counter of queue ``q`` of ``kernel`` (the plan counts them from the kernel's ticket)."""
+    base = kernel.ticket + q.counter_base + (0 if which == "filled" else q.capacity)
     return f"P.counters + {base} + ({slot})"
 
 
@@ -668,7 +669,7 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
     if st.waits:  # temporal dependences: every program of each producer stage has finished
         L.append("  if (threadIdx.x == 0) {")
         for i, (c, n, name) in enumerate(st.waits):
-            L.append(f"    kt_wait_geq(P.counters + {c}, (int)(((long long)e + 1) * {n}LL), "
+            L.append(f"    kt_wait_geq(P.counters + {kernel.ticket + c}, (int)(((long long)e + 1) * {n}LL), "
                      f"{WAIT_CODE - 1 + gen.wait_index(kernel.name, st.name, name)}, P.err, P.watchdog);  "
                      f"// stage \"{name}\"")
         L.append("  }")
@@ -682,7 +683,7 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
         L.append("    if (threadIdx.x == 0) {")
         L += _pop_tiles(q, st, cn, "      ", lambda ind: [
             f"{ind}const long long s = j % {q.capacity}LL;",
-            f"{ind}kt_wait_geq({_counter(q, 'filled', 's')}, "
+            f"{ind}kt_wait_geq({_counter(kernel, q, 'filled', 's')}, "
             f"(int)((long long)e * {_uses(q, 's')} + j / {q.capacity}LL + 1), {q.qid}, P.err, P.watchdog);"])
         L.append("    }")
     if st.pops:
@@ -693,7 +694,7 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
                  f"(freed >= (e * uses + t / cap) * {q.readers})")
         L.append("    if (threadIdx.x == 0) {")
         L.append(f"      const long long s = t % {q.capacity}LL;")
-        L.append(f"      kt_wait_geq({_counter(q, 'freed', 's')}, (int)(((long long)e * {_uses(q, 's')} + "
+        L.append(f"      kt_wait_geq({_counter(kernel, q, 'freed', 's')}, (int)(((long long)e * {_uses(q, 's')} + "
                  f"t / {q.capacity}LL) * {q.readers}LL), {q.qid}, P.err, P.watchdog);")
         L.append("    }")
     if st.pushes:
@@ -746,7 +747,7 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
     for v, q in st.pushes:
         L.append(f"    // publish tile t of queue \"{q.name}\": release-increment filled[t % {q.capacity}]")
         L.append("    __syncthreads();")
-        L.append(f"    if (threadIdx.x == 0) {{ __threadfence(); kt_red_release({_counter(q, 'filled', f't % {q.capacity}LL')}, 1); }}")
+        L.append(f"    if (threadIdx.x == 0) {{ __threadfence(); kt_red_release({_counter(kernel, q, 'filled', f't % {q.capacity}LL')}, 1); }}")
     # ---- whole stores
     for v, buf, whole in st.stores:
         if not whole:
@@ -772,14 +773,14 @@ def _stage_fn(gen: _Gen, kernel: Kernel, st: Stage, fname: str, sg: _StageGen) -
         for p, q in st.pops:
             L.append(f"      // free the tiles of \"{q.name}\" this tile read")
             L += _pop_tiles(q, st, cn, "      ", lambda ind: [
-                f"{ind}kt_red_release({_counter(q, 'freed', f'j % {q.capacity}LL')}, 1);"])
+                f"{ind}kt_red_release({_counter(kernel, q, 'freed', f'j % {q.capacity}LL')}, 1);"])
         L.append("    }")
     elif not st.pushes:
         L.append("    __syncthreads();")
     L.append("  }")
     if st.done is not None:  # a temporal producer: this program has finished
         L.append("  __syncthreads();")
-        L.append(f"  if (threadIdx.x == 0) {{ __threadfence(); kt_red_release(P.counters + {st.done}, 1); }}")
+        L.append(f"  if (threadIdx.x == 0) {{ __threadfence(); kt_red_release(P.counters + {kernel.ticket + st.done}, 1); }}")
     L.append("}")
     L.append("")
     return L
@@ -879,10 +880,12 @@ def generate_cuda(module: ModuleOp, capacity: str = "ir") -> str:
             out.append(f"// KITSUNE_TENSOR {n} queue {q.dtype} {q.storage_elems}")
     out.append("// KITSUNE_OUTPUTS: " + ",".join(plan.outputs))
     out.append(f"// KITSUNE_COUNTERS: {plan.counters}")
+    ticket = {k.name: k.ticket for k in plan.kernels}  # a kernel's queue counters count from its ticket
     for q in plan.queues:
+        base = ticket[q.kernel] + q.counter_base
         out.append(f"// KITSUNE_QUEUE {q.qid} {q.kernel}/{q.name}: {q.producer} -> {q.consumer} relation {q.relation} "
                    f"tile {list(q.tile)} grid {list(q.grid)} capacity {q.capacity} readers {q.readers} "
-                   f"counters filled@{q.counter_base} freed@{q.counter_base + q.capacity}")
+                   f"counters filled@{base} freed@{base + q.capacity}")
     out.append("// KITSUNE_KERNELS: " + ", ".join(f"{k.name} grid {k.grid} threads {32 * k.warps}" for k in plan.kernels))
     out.append("#include <type_traits>")
     out.append(_PRELUDE)

@@ -88,11 +88,12 @@ def test_dataflow_uses_release_acquire():
     assert "atomicMax(err, qid + 1)" in cu  # watchdog
     assert "const int e = *(const volatile int*)P.epoch;" in cu
     # every queue: waits on filled (pop) and freed (push), releases both
+    ticket = {k.name: k.ticket for k in plan.kernels}  # a kernel's counters count from its ticket
     for q in plan.queues:
         assert f'pop "{q.name}" ({q.relation})' in cu
         assert f'push "{q.name}" tile t' in cu
-        assert f"P.counters + {q.counter_base} + (" in cu  # filled
-        assert f"P.counters + {q.counter_base + q.capacity} + (" in cu  # freed
+        assert f"P.counters + {ticket[q.kernel] + q.counter_base} + (" in cu  # filled
+        assert f"P.counters + {ticket[q.kernel] + q.counter_base + q.capacity} + (" in cu  # freed
     assert "__ldcg" in cu
 
 

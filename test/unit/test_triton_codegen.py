@@ -119,6 +119,14 @@ def test_emitted_triton_matches_reference(workload, mode, tmp_path):
         assert rel(o.numpy(), r) < 1e-4
 
 
+def _lag_all_but_tickets(mod, state) -> None:
+    """Every counter but the kernels' tickets (in their counter regions, or after them) at -1000: every queue slot
+    and every stage's done counter looks far behind this run."""
+    lag = torch.ones(mod.N_COUNTERS, dtype=torch.bool)
+    lag[[k["ticket"] for k in mod.KERNELS]] = False
+    state["counters"][lag] = -1000
+
+
 def test_watchdog_names_the_queue(tmp_path):
     """A tile that never arrives is reported with its queue, not a hang."""
     model, inputs, _, _, lowered = lower("mlp_gpt3_T256", "dataflow:spatial")
@@ -128,8 +136,7 @@ def test_watchdog_names_the_queue(tmp_path):
     tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
                for n in mod.ARGS}
     state = mod.allocate("cpu")
-    queues = mod.N_COUNTERS - len(mod.KERNELS)  # the queue counters; the per-kernel tickets follow
-    state["counters"][:queues].fill_(-1000)  # slots look taken by an earlier, unfinished run
+    _lag_all_but_tickets(mod, state)  # slots look taken by an earlier, unfinished run
     mod.launch(state, tensors, watchdog=50)
     with pytest.raises(mod.QueueTimeout, match=r'queue "q\d+"'):
         mod.check(state)
@@ -145,7 +152,7 @@ def test_watchdog_names_the_temporal_wait(tmp_path):
     tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
                for n in mod.ARGS}
     state = mod.allocate("cpu")
-    state["counters"][:-len(mod.KERNELS)].fill_(-1000)  # the producers' counters lag far behind this run
+    _lag_all_but_tickets(mod, state)  # the producers' counters lag far behind this run
     mod.launch(state, tensors, watchdog=50)
     with pytest.raises(mod.QueueTimeout, match=rf'stage "{consumer}" gave up waiting on the programs of stage'):
         mod.check(state)

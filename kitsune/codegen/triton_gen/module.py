@@ -59,11 +59,17 @@ class TritonGen:
         self.kernel_tma: dict[str, list[str]] = {}  # tensors a kernel reads through TMA descriptors
         self.index_checks: list[tuple[str, str]] = []
         self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
+        self.wait_codes: dict[int, int] = {}  # err code - WAIT_CODE -> its entry of waits
 
-    def wait_code(self, kernel: str, stage: str, producers: list[str]) -> int:
-        """The err code of a temporal stage's watchdog."""
-        self.waits.append((kernel, stage, list(producers)))
-        return WAIT_CODE + len(self.waits) - 1
+    def wait_code(self, kernel: Kernel, stage: str, producers: list[str]) -> int:
+        """The err code of a temporal stage's watchdog, less the kernel's ticket (``cbase`` in its stage
+        functions): WAIT_CODE + the stage's number among the kernel's waiting stages, so that kernels of the
+        same code have the same code; the kernel's counter region is at least that long (``plan``), so the
+        codes of all kernels differ."""
+        local = sum(1 for w in self.waits if w[0] == kernel.name)
+        self.wait_codes[kernel.ticket + local] = len(self.waits)
+        self.waits.append((kernel.name, stage, list(producers)))
+        return WAIT_CODE + local
 
     def index_check(self, op, acc: Access, d: int, n: int) -> int:
         """The err code of a check that ``acc``'s index in dim ``d`` lies in [0, n)."""
@@ -93,6 +99,18 @@ class TritonGen:
         qs = [q.storage for q in k.queues]
         return list(k.tensors) + self.kernel_extra.get(k.name, []) + qs
 
+    @staticmethod
+    def counter_args(k: Kernel, ctr: str = "ctr") -> str:
+        """The counter arguments of a call of one of ``k``'s stage functions (after its tensors): the counter
+        array, and with a counter region (``Kernel.counters``) the region itself (its stages' counter indices
+        count from the kernel's ticket) and its start ``cbase`` (watchdog codes count from it)."""
+        return f"{ctr} + ticket, err, epoch, ticket" if k.counters else f"{ctr}, err, epoch"
+
+    @staticmethod
+    def counter_params(k: Kernel) -> str:
+        """The parameters ``counter_args`` binds in a stage function of ``k``."""
+        return "ctr, err, epoch, cbase" if k.counters else "ctr, err, epoch"
+
     def generate(self) -> str:
         out: list[str] = []
         kern_texts = []
@@ -120,7 +138,7 @@ class TritonGen:
             deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
             texts = ["\n".join([deco, f"def {fn}(pid, {fn_params}):"] + body)
                      for fn, fn_params, body in gl_fns]
-            texts += ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, ctr, err, epoch, "
+            texts += ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, {self.counter_params(k)}, "
                                         f"WATCHDOG: tl.constexpr):"] + body)
                       for st, fn, body in stage_fns]
             if gl_fns:  # the kernel's parameters, known only now
@@ -282,7 +300,7 @@ class TritonGen:
                       "        sm = pid.to(tl.int64)"]
         own = [(st, fn) for st, fn, _ in stage_fns if st.fold is None]
         for i, (st, fn) in enumerate(own):
-            call = f"{fn}(pid, {', '.join(params)}, ctr, err, epoch, WATCHDOG)"
+            call = f"{fn}(pid, {', '.join(params)}, {self.counter_args(k)}, WATCHDOG)"
             if gluon:  # (every CTA is a program of its one stage; a guard here costs ptxas registers: 40 B of spill)
                 lines.append(f"    {call}")
                 continue
@@ -290,7 +308,7 @@ class TritonGen:
             lines.append(f"        {call}")
             for fst, ffn, _ in stage_fns:
                 if fst.fold is not None and fst.fold[0] == st.name:
-                    lines += self._fold_tail(st, fst, ffn, params)
+                    lines += self._fold_tail(k, st, fst, ffn, params)
         lines += ["    if PDL == 2:", "        gdc_launch_dependents()"]
         if self.profile:
             base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
@@ -305,8 +323,8 @@ class TritonGen:
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
 
-    @staticmethod
-    def _fold_tail(st: Stage, fst: Stage, fn: str, params: list[str]) -> list[str]:
+    @classmethod
+    def _fold_tail(cls, kernel: Kernel, st: Stage, fst: Stage, fn: str, params: list[str]) -> list[str]:
         """After a partial's tiles: per tile, count in on its group's counter; the last arrival of a group runs
         the folded combine's tiles of that group (``Stage.fold``)."""
         _, parts, k = fst.fold
@@ -328,10 +346,11 @@ class TritonGen:
             out.append(f"{ind}t = pid - {st.lo}")
         out.append(f"{ind}if _last_of_group(ctr, {fst.fold_base} + t // {parts}, {parts}):")
         if k == 1:
-            out.append(f"{ind}    {fn}(t // {parts}, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+            out.append(f"{ind}    {fn}(t // {parts}, {', '.join(params)}, {cls.counter_args(kernel)}, WATCHDOG)")
         else:
             out.append(f"{ind}    for j in range(0, {k}):")
-            out.append(f"{ind}        {fn}(t // {parts} * {k} + j, {', '.join(params)}, ctr, err, epoch, WATCHDOG)")
+            out.append(f"{ind}        {fn}(t // {parts} * {k} + j, {', '.join(params)}, "
+                       f"{cls.counter_args(kernel)}, WATCHDOG)")
         return out
 
     def _tables(self, kern_texts) -> str:
@@ -355,9 +374,12 @@ class TritonGen:
         lines.append("INDEX_CHECKS = [" + ", ".join(repr(c) for c in self.index_checks) + "]")
         lines.append(f"WAIT_CODE = {WAIT_CODE}  # err codes from here to INDEX_CODE: a temporal stage's watchdog")
         lines.append("WAITS = [" + ", ".join(repr(w) for w in self.waits) + "]")
+        lines.append(f"WAIT_CODES = {self.wait_codes!r}  # err code - WAIT_CODE -> entry of WAITS")
+        qcodes = {next(k.ticket for k in p.kernels if k.name == q.kernel) + q.counter_base: q.qid for q in p.queues}
+        lines.append(f"QUEUE_CODES = {qcodes!r}  # err code - 1 (its first counter) -> entry of QUEUES")
         lines.append("QUEUE_STORAGE = {" + ", ".join(f"{q.storage!r}: ({q.storage_elems}, {q.dtype!r})"
                                                     for q in p.queues) + "}")
-        lines.append(f"N_COUNTERS = {p.counters + len(p.kernels)}  # queue counters, then one ticket per kernel")
+        lines.append(f"N_COUNTERS = {p.counters}  # fold groups, kernels' counter regions (ticket first), tickets")
         prof, base = [], 0
         for k in p.kernels:  # (kernel, first row of the profile buffer, [(stage, first pid, end pid)])
             prof.append((k.name, base, [(st.name, st.lo, st.hi) for st in k.stages]))
@@ -372,7 +394,7 @@ class TritonGen:
         lines.append("}")
         lines.append("KERNELS = [")
         fn_params = {k.name: params for k, params, _, _ in kern_texts}
-        for i, (k, params, _, _) in enumerate(kern_texts):
+        for k, params, _, _ in kern_texts:
             fn = self.same_code.get(k.name, k.name)
             sig = self._param_sig(fn_params[fn])  # keyed by the function's parameters (the same types as ours)
             sig.update({"ctr": "*i32", "err": "*i32", "epoch_ptr": "*i32", "ticket": "i32", "WATCHDOG": "constexpr"})
@@ -385,7 +407,7 @@ class TritonGen:
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "
-                         f"\"ticket\": {p.counters + i}, "
+                         f"\"ticket\": {k.ticket}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
                          f"\"zero\": {k.zero!r}, \"tma\": {self.kernel_tma.get(k.name, [])!r}, "
                          f"\"tma_pad\": {self.gluon_kernels.get(k.name, {}).get('pads', {})!r}, "
@@ -397,14 +419,29 @@ class TritonGen:
 
 
 def _canonical(code: str, names: list[str]) -> str:
-    """``code`` without comment lines, ``names`` (identifiers) replaced by their position: equal for two
+    """``code`` without comments (whole lines, and a line's tail after a ``#`` outside string literals: a temporal
+    stage's or a queue's line names its stage), ``names`` (identifiers) replaced by their position: equal for two
     kernels that differ only in the names of their functions and parameters."""
     import re
 
     pos = {n: f"_N{i}_" for i, n in enumerate(dict.fromkeys(names))}
     pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(pos, key=len, reverse=True)) + r")\b")
-    lines = [ln for ln in code.splitlines() if not ln.lstrip().startswith("#")]
+    lines = [_code_part(ln) for ln in code.splitlines() if not ln.lstrip().startswith("#")]
     return pat.sub(lambda m: pos[m.group(1)], "\n".join(lines))
+
+
+def _code_part(line: str) -> str:
+    """``line`` up to its comment (a ``#`` outside string literals), trailing blanks dropped."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote is not None:
+            if ch == quote and line[i - 1] != "\\":
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i].rstrip()
+    return line
 
 
 def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False,

@@ -1,6 +1,8 @@
 """A stage's queue traffic (see ``kitsune.codegen.plan`` for the counters and the epoch protocol): the waits
 for the producer tiles a consumer tile reads, their release after the tile's work, and the push of the
-output tile into its ring-buffer slot (wait until the slot is free, store, publish)."""
+output tile into its ring-buffer slot (wait until the slot is free, store, publish). ``ctr`` is the kernel's
+counter region and ``cbase`` its start (``TritonGen.counter_params``): a watchdog's code is the queue's first
+counter in the whole array (``QUEUE_CODES``)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class QueueTraffic:
         offs = [lscale(self.tile.local[d], tstr[d]) for d, t in enumerate(self.stage.tile) if t > 1]
         slot_base = f"(t % {q.capacity}) * {q.tile_elems}" if q.capacity < q.ntiles else f"t * {q.tile_elems}"
         self.b.em.emit(f"_push_wait(ctr, {q.counter_base}, t, {q.capacity}, {q.ntiles}, {q.readers}, epoch, err, "
-                       f"{q.qid}, WATCHDOG)", 1)
+                       f"cbase + {q.counter_base}, WATCHDOG)", 1)
         self.mem.store(f"{q.storage} + {slot_base}", ladd(*offs) if offs else lconst(0), tv,
                        self.b.mask(self.b.conds(self.tile.idx, q.shape)), q.dtype)
         self.b.em.emit(f"_push_done(ctr, {q.counter_base}, t, {q.capacity})", 1)
@@ -57,8 +59,8 @@ class QueueTraffic:
         else:
             j0, n = "0", q.ntiles
         if fn == "_pop_wait":
-            return (f"_pop_wait(ctr, {q.counter_base}, {j0}, {n}, {q.capacity}, {q.ntiles}, epoch, err, {q.qid}, "
-                    f"WATCHDOG)  # queue \"{q.name}\" ({q.relation}) from stage \"{q.producer}\"")
+            return (f"_pop_wait(ctr, {q.counter_base}, {j0}, {n}, {q.capacity}, {q.ntiles}, epoch, err, "
+                    f"cbase + {q.counter_base}, WATCHDOG)  # queue \"{q.name}\" ({q.relation}) from stage \"{q.producer}\"")
         return f"_pop_free(ctr, {q.counter_base}, {j0}, {n}, {q.capacity})  # queue \"{q.name}\""
 
 

@@ -485,12 +485,12 @@ def error(code):
         where, what = INDEX_CHECKS[code - INDEX_CODE]
         return KitsuneIndexError(f"{where}index out of range: {what}")
     if code >= WAIT_CODE:
-        kernel, stage, producers = WAITS[code - WAIT_CODE]
+        kernel, stage, producers = WAITS[WAIT_CODES[code - WAIT_CODE]]
         return QueueTimeout(f"kernel \\"{kernel}\\": a program of stage \\"{stage}\\" gave up waiting on the "
                             f"programs of stage(s) {', '.join(producers)} (a temporal dependence); they never all "
                             f"finished (a deadlock, or a program that faulted)")
     if code:
-        name, kernel, cap, ntiles = QUEUES[code - 1]
+        name, kernel, cap, ntiles = QUEUES[QUEUE_CODES[code - 1]]
         return QueueTimeout(f"kernel \\"{kernel}\\": a program gave up waiting on queue \\"{name}\\" "
                             f"({cap} slots, {ntiles} tiles per run); its producer never delivered (deadlock, "
                             f"or the grid is larger than the CTAs that can be resident at once)")

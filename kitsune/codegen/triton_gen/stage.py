@@ -120,7 +120,7 @@ class StageGen:
         if not st.waits:
             return
         k = len(st.waits)
-        code = self.gen.wait_code(self.kernel.name, st.name, [name for _, _, name in st.waits])
+        code = self.gen.wait_code(self.kernel, st.name, [name for _, _, name in st.waits])
 
         def pick(vals):
             expr = str(vals[-1])
@@ -133,7 +133,7 @@ class StageGen:
         em.emit(f"# temporal dependence: wait for every program of {who}", 0)
         em.emit(f"_wk = tl.arange(0, {pow2(k)})", 0)
         em.emit(f"_await_stages(ctr + (_wk * 0 + {pick([c for c, _, _ in st.waits])}), (epoch + 1) * "
-                f"(_wk * 0 + {pick([n for _, n, _ in st.waits])}), _wk < {k}, err, {code}, WATCHDOG)", 0)
+                f"(_wk * 0 + {pick([n for _, n, _ in st.waits])}), _wk < {k}, err, cbase + {code}, WATCHDOG)", 0)
 
     def tile_index(self, T, D) -> TileIndex:
         """The index of tile ``t`` of tiles ``T`` over shape ``D`` (emits its coordinates; see ``TileIndexer``)."""

@@ -10,10 +10,10 @@
 // DF: // stage "linear_0" of kernel "k0": programs [0, [[P1:[0-9]+]]), tile [128, 128]
 // DF: // publish tile t of queue "q0": release-increment filled[t % 16]
 // DF-NEXT: __syncthreads();
-// DF-NEXT: if (threadIdx.x == 0) { __threadfence(); kt_red_release(P.counters + 0 + (t % 16LL), 1); }
+// DF-NEXT: if (threadIdx.x == 0) { __threadfence(); kt_red_release(P.counters + [[QB:[0-9]+]] + (t % 16LL), 1); }
 // DF: stage_k0_linear_1(const Params& P, int pid, int e) {
 // DF: // pop "q0" (rows): acquire-wait on filled[slot] >= e * uses(slot) + j / cap + 1
-// DF: kt_wait_geq(P.counters + 0 + (s),
+// DF: kt_wait_geq(P.counters + [[QB]] + (s),
 // DF: __global__ void __launch_bounds__(256) kitsune_k0(Params P) {
 // DF: extern "C" int kitsune_launch(void** tensors, int* counters, int* epoch, int* err, long long watchdog, cudaStream_t stream) {
 // DF: kitsune_k0<<<32, 256, 0, stream>>>(P);

@@ -23,15 +23,17 @@
 // DF: for {{k[0-9]+}} in range(0, 512, 64):
 // DF: _dot_lp(
 // DF: tl.erf(
-// DF: _push_wait(ctr, 0, t,
+// The queue's counters count from the kernel's ticket (its counter region): the same numbers in every kernel of
+// this code.
+// DF: _push_wait(ctr, [[QB:[0-9]+]], t, {{.*}} cbase + [[QB]], WATCHDOG)
 // DF-NEXT: tl.store(queue_k0_q0 +
-// DF-NEXT: _push_done(ctr, 0, t,
+// DF-NEXT: _push_done(ctr, [[QB]], t,
 // A part of the second GEMM waits on its row band of the GELU output, and every part frees it.
 // DF: # stage "linear_1" (contraction): programs [[[P1]], {{[0-9]+}}), tile [128, 128] of [256, 512], 8 tiles
 // DF: w = pid - [[P1]] + it * {{[0-9]+}}
 // DF-NEXT: t = w // [[S1:[0-9]+]]
 // DF-NEXT: ks = w % [[S1]]
-// DF: _pop_wait(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "q0" (rows) from stage "linear_0"
+// DF: _pop_wait(ctr, [[QB]], (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, {{.*}}# queue "q0" (rows) from stage "linear_0"
 // DF: for {{k[0-9]+}} in range(0, {{[0-9]+}}, 64):
 // DF: [[ACC:acc[0-9]+]] = _dot_lp(
 // DF: tl.store(k0_linear_1_partials + ks * 131072 + {{.*}}, [[ACC]])
@@ -42,7 +44,7 @@
 // DF-NEXT: _fence_gpu()
 // DF-NEXT: {{acc[0-9]+}} = tl.load(k0_linear_1_partials + 0 + {{.*}}, cache_modifier=".cg") + tl.load(k0_linear_1_partials + 131072 +
 // DF: tl.store(k0_out0 +
-// DF: _pop_free(ctr, 0, (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
+// DF: _pop_free(ctr, [[QB]], (t // {{[0-9]+}}) * {{[0-9]+}}, {{[0-9]+}}, 16)  # queue "q0"
 // DF: @triton.jit(do_not_specialize=["ticket"])
 // DF-NEXT: def k0({{.*}}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0, BUMP: tl.constexpr = 0):
 // DF: if PDL:
@@ -75,11 +77,12 @@
 // TEMP-NOT: _await_stages(
 // TEMP: _stage_done(ctr, [[C:[0-9]+]])  # this program of "linear_0" has finished
 // TEMP: # stage "linear_1" (contraction): programs [[[P]], {{[0-9]+}})
-// TEMP: _await_stages(ctr + (_wk * 0 + [[C]]), (epoch + 1) * (_wk * 0 + [[P]]), _wk < 1, err, {{[0-9]+}}, WATCHDOG)
+// TEMP: _await_stages(ctr + (_wk * 0 + [[C]]), (epoch + 1) * (_wk * 0 + [[P]]), _wk < 1, err, cbase + {{[0-9]+}}, WATCHDOG)
 // TEMP-NEXT: for it in range(
 // TEMP: tl.load(k0_linear_0_out0 + {{.*}}cache_modifier=".cg")
 // TEMP-NOT: _stage_done(
 // TEMP: WAITS = [('k0', 'linear_1', ['linear_0'])]
+// TEMP-NEXT: WAIT_CODES = {0: 0}
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
 // BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)
