@@ -34,6 +34,18 @@ from kitsune.schedule.select import choose, fill_tile, generic_work
 
 REL_ORDER = ("tile", "rows", "all")
 
+ROW_BAND_LIMIT = 8192
+"""Elements (each tile dim rounded up to a power of two, as the evaluator's blocks are) of the largest tile a
+generic task takes from a row-band neighbour in a dataflow schedule: 64 per thread of its 4 warps, the
+evaluator's block budget (``kitsune.codegen.triton_gen.reductions.BLOCK_LIMIT``). GPT-2's ``c_proj`` + residual +
+LayerNorm took its GEMM producer's 128-row band: a [128, 768] tile (1024 fp32 per thread per value) on 2
+programs, which kitsune-split-reduction then replicated into 16 partials; their combine alone was 10 MB of PTX,
+still in ptxas after 15 minutes (bench/kernels/NOTES.md, "Compile time (issue 11)")."""
+
+
+def _padded_elems(tile) -> int:
+    return math.prod(1 << max(0, int(t) - 1).bit_length() for t in tile)
+
 
 def config_attr(cfg) -> DictionaryAttr:
     return DictionaryAttr({k: IntegerAttr(int(v), i64) for k, v in cfg.as_dict().items()})
@@ -92,6 +104,9 @@ class ChooseSchedulesPass(ModulePass):
     queues: bool = True
     """Tiles for row-band queues (a dataflow schedule): tasks joined by a row-band channel always get the same
     row tiles. Off (bulk-sync, where every channel is a buffer): a task keeps a tile that fills the GPU."""
+    row_band_limit: int = ROW_BAND_LIMIT
+    """With ``queues``: the largest tile (elements, dims rounded up to powers of two) a generic task takes to share
+    a neighbour's row bands; a larger one keeps its own tile (the channel becomes a kernel boundary)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         gpu = parse_gpu_option(self.gpu)
@@ -116,17 +131,17 @@ class ChooseSchedulesPass(ModulePass):
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
             self._follow_tiles(g)
-            self._align_row_bands(g, gpu if not self.queues else None)
+            self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit)
             self._whole_scatters(g)
             legalise_channels(g)
 
     @staticmethod
-    def _align_row_bands(g: df.GraphOp, gpu) -> None:
+    def _align_row_bands(g: df.GraphOp, gpu, limit: int = ROW_BAND_LIMIT) -> None:
         """Tasks joined by a row-band channel get the same leading tile sizes, so that the channel stays a
         row-band queue in a dataflow kernel (different row tiles would weaken it to a kernel boundary): a
         generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM. With ``gpu`` (no queues:
         bulk-sync), a generic task keeps its own rows when the neighbour's would shrink its grid below two
-        programs per SM."""
+        programs per SM; without (queues), when they would make its tile larger than ``limit`` elements."""
         from kitsune.schedule.configs import config_from
         from kitsune.schedule.roles import roles_of
         from kitsune.schedule.select import anchor_of, gemm_tile
@@ -153,6 +168,8 @@ class ChooseSchedulesPass(ModulePass):
             if gpu is not None and math.prod(grid_of(shape, new)) < min(math.prod(grid_of(shape, old)),
                                                                         2 * gpu.sm_count):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands
+            if gpu is None and _padded_elems(new) > max(limit, _padded_elems(old)):
+                return False  # a generic tile beyond the evaluator's registers: no queue is worth that
             set_tile(t, new)
             return True
 
