@@ -14,11 +14,13 @@ Only what nobody outside the program sees changes layout, and only where every r
 
 * a **buffer** (a kernel's intermediate result, not an output of the program) becomes channels-last when it is
   rank 4 with at least 16 channels, a multiple of 8, every stage that reads it is a ``conv`` stage reading it
-  (through elementwise ops) as its convolution's input, and every stage that writes it is a ``conv`` stage
+  (through elementwise ops) as its convolution's input, or in its epilogue at the output positions (a
+  residual: channels-last, a load along the tile's channels), and every stage that writes it is a ``conv`` stage
   (whose output tile has the channels on a lane axis: its stores stay contiguous);
 * a **parameter** becomes ``[kh, kw, c, f]`` when every stage that reads it is such a conv stage reading it as
   its convolution's weight (groups 1, a window larger than 1 x 1), and that stage's input was made
-  channels-last. The runtime uploads it permuted (``ORDERS`` of the generated module); a model's parameters
+  channels-last (a 1 x 1 convolution's weight ``[f, c]`` is contiguous along the channels as it is: its input
+  may be channels-last with the weight left alone). The runtime uploads it permuted (``ORDERS`` of the generated module); a model's parameters
   passed at every call (``torch.compile`` in training) are inputs, never reordered.
 
 A convolution whose weight cannot be packed keeps its input row-major: strided weight loads cost more than the
@@ -68,10 +70,17 @@ def _input_source(conv: GraphOp) -> SSAValue:
 
 def _feeds_only_input(arg: SSAValue, conv: GraphOp) -> bool:
     """Every use of ``arg`` is on the one chain of one-operand elementwise ops that ends in the convolution's
-    input."""
+    input, or (``arg`` itself) an elementwise op of the epilogue at the output positions (a residual)."""
+    from kitsune.dialects.regions import tensor_shape
+
+    out = tensor_shape(conv.results[0].type)
     v = arg
     while True:
         uses = list(v.uses)
+        if v is arg:  # the block's input also added to the block's result
+            uses = [u for u in uses if not (isinstance(u.operation, GraphOp) and len(u.operation.operands) > 1
+                                            and u.operation.OPDEF.category == "elementwise"
+                                            and tensor_shape(u.operation.results[0].type) == out)]
         if len(uses) != 1:
             return False
         op = uses[0].operation
@@ -82,9 +91,20 @@ def _feeds_only_input(arg: SSAValue, conv: GraphOp) -> bool:
         v = op.results[0]
 
 
+def _epilogue_only(arg: SSAValue, conv: GraphOp) -> bool:
+    """``arg`` has the convolution's result shape and only elementwise ops read it: an operand of the epilogue
+    (a residual), read at the tile's own output positions."""
+    from kitsune.dialects.regions import tensor_shape
+
+    uses = list(arg.uses)
+    return bool(uses) and tensor_shape(arg.type) == tensor_shape(conv.results[0].type) and all(
+        isinstance(u.operation, GraphOp) and u.operation.OPDEF.category == "elementwise" for u in uses)
+
+
 def _reads(st: "Stage") -> dict[str, str]:
     """Tensor name -> how the stage reads it: 'input' (its convolution's input, through elementwise ops),
-    'weight' (its convolution's weight, directly) or 'other'."""
+    'weight' (its convolution's weight, directly), 'epilogue' (elementwise at the output positions: a residual)
+    or 'other'."""
     out: dict[str, str] = {}
     conv = _conv_of(st)
     for arg, name in st.args.items():
@@ -94,6 +114,8 @@ def _reads(st: "Stage") -> dict[str, str]:
                 role = "weight"
             elif _input_source(conv) is arg and _feeds_only_input(arg, conv):
                 role = "input"
+            elif _epilogue_only(arg, conv):
+                role = "epilogue"
         prev = out.get(name)
         out[name] = role if prev in (None, role) else "other"
     return out
@@ -122,6 +144,17 @@ def choose_storage_orders(plan: "Plan") -> None:
             return False
         return all(role == "weight" for _, role in readers.get(wname, []))
 
+    def input_ok(st: "Stage") -> bool:
+        """A channels-last input gains: a window-major loop over a packed weight, or a 1x1 convolution (its
+        weight [f, c] is contiguous along the channels as it is)."""
+        conv = _conv_of(st)
+        from kitsune.dialects.regions import tensor_shape
+
+        w = tensor_shape(conv.operands[1].type)
+        if len(w) == 4 and w[2] * w[3] == 1 and conv.attrs().get("groups", 1) == 1:
+            return True
+        return weight_packable(st)
+
     for name, t in plan.tensors.items():
         rs = readers.get(name, [])
         if (t.role != "buffer" or name in fixed or len(t.shape) != 4 or not rs
@@ -130,14 +163,14 @@ def choose_storage_orders(plan: "Plan") -> None:
         ws = writers.get(name, [])
         if not ws or any(w is None or w.template != "conv" for w in ws):
             continue
-        if all(role == "input" and weight_packable(st) for st, role in rs):
+        if all(role == "input" and input_ok(st) or role == "epilogue" for st, role in rs):
             t.order = CHANNELS_LAST
     for st in stages:
         conv = _conv_of(st)
         if conv is None:
             continue
         iname = st.args.get(_input_source(conv))
-        if iname is None or plan.tensors[iname].order != CHANNELS_LAST:
+        if iname is None or plan.tensors[iname].order != CHANNELS_LAST or not weight_packable(st):
             continue
         plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
 

@@ -463,7 +463,10 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
         kind = "pointwise" if not any(isinstance(o, GOp) and o.OPDEF.category != "elementwise"
                                       and o.OPDEF.category != "layout" and o.OPDEF.category != "constant"
                                       for o in task.body.blocks.first.ops) else "generic"
-        return Choice(kind if kind == "pointwise" else "generic", GenericConfig(), tile0, None, anchor,
+        cfg = GenericConfig()
+        if r.has("window") and all(role in ("window", "P") for role in r.role.values()) and math.prod(tile0) >= 512:
+            cfg = GenericConfig(warps=8)  # a pool over a tile of whole images: inception_b8's 3x3 pool 5.2 -> 4.1 us
+        return Choice(kind if kind == "pointwise" else "generic", cfg, tile0, None, anchor,
                       f"roles {r.summary()}: no template yet for this anchor, the evaluator runs it", "task")
     p, summary = got
     cfg, source = config_for(p, gpu, use_db, forced)

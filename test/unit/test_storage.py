@@ -122,3 +122,30 @@ def test_separable_window_reduction(tmp_path, kind, k, stride, pad, dil, separab
     src = run(pool_module(2, 3, 9, 11, k, stride, pad, dil, kind), GenericConfig(), mode, tmp_path, "f32", 5,
               lower=lower_pipeline, name=f"pool{k}{stride}{pad}{dil}")
     assert ("tl.gather(" in src) == separable
+
+
+def residual_module(n=2, c=4, hw=7, f=16):
+    """x -> 1x1 -> ReLU = h; z = ReLU(3x3(h) + h) (a residual); y = 1x1(z)."""
+    x, t = mlir_type([n, c, hw, hw], "f32"), mlir_type([n, f, hw, hw], "f32")
+    w1, w2, w3, b = (mlir_type([f, c, 1, 1], "f32"), mlir_type([f, f, 3, 3], "f32"), mlir_type([f, f, 1, 1], "f32"),
+                     mlir_type([f], "f32"))
+    return (f"func.func @main(%x: {x}, %w1: {w1} {PAR}, %w2: {w2} {PAR}, %w3: {w3} {PAR}, %b: {b} {PAR}) -> {t} {{\n"
+            f"    %a = graph.conv2d %x, %w1, %b : {x}, {w1}, {b} -> {t}\n"
+            f"    %h = graph.relu %a : {t} -> {t}\n"
+            f"    %c = graph.conv2d %h, %w2, %b {{padding = [1, 1]}} : {t}, {w2}, {b} -> {t}\n"
+            f"    %s = graph.add %c, %h : {t}, {t} -> {t}\n"
+            f"    %z = graph.relu %s : {t} -> {t}\n"
+            f"    %y = graph.conv2d %z, %w3, %b : {t}, {w3}, {b} -> {t}\n"
+            f"    func.return %y : {t}\n}}\n")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_channels_last_through_residuals_and_1x1(tmp_path, mode):
+    """A block's input read by its 3x3 convolution and again as the residual in that convolution's epilogue, and
+    a result read by a 1x1 convolution (whose weight needs no packing): both stored channels-last; only the 3x3
+    weight is packed."""
+    src = run(residual_module(), GenericConfig(), mode, tmp_path, "f32", 6, lower=lower_pipeline, name="resid")
+    orders = table(src, "ORDERS")
+    args = table(src, "ARGS")
+    assert orders.pop(args[2]) == (2, 3, 1, 0), orders
+    assert sorted(orders.values()) == [(0, 2, 3, 1)] * 2, orders

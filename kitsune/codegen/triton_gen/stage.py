@@ -212,7 +212,7 @@ class StageGen:
                 continue
             if t.order:
                 out.add(t.order[-1])
-            elif stage.template == "conv":
+            if stage.template == "conv":  # (its residual, if any, is read along the row)
                 out.add(len(t.shape) - 1)
         return frozenset(out)
 
