@@ -122,6 +122,8 @@ class ChooseSchedulesPass(ModulePass):
                         t.attributes["schedule"] = StringAttr(c.note)
                     if c is not None and t.outs:
                         set_tile(t, fill_tile(tensor_shape(t.outs[0].type), t.tile_sizes(), gpu, *generic_work(t)))
+                    if c is not None and c.config != type(c.config)():  # (a pool's 8 warps)
+                        t.attributes["config"] = config_attr(c.config)
                     continue
                 set_tile(t, c.tile)
                 t.attributes["template"] = StringAttr(c.template)
