@@ -148,15 +148,17 @@ def _branchy_model():
     from torch import nn
 
     class Branchy(nn.Module):
-        """Two independent branches of different templates (a GEMM, an embedding bag) and their concat."""
+        """Two independent branches of different templates (a GEMM, an embedding bag) and their concat, scaled
+        per column (a concat leaving the program as it is would be written in place by its two branches)."""
 
         def __init__(self):
             super().__init__()
             self.fc = nn.Linear(24, 40)
             self.emb = nn.EmbeddingBag(50, 16, mode="sum")
+            self.scale = nn.Parameter(torch.linspace(0.5, 1.5, 56))
 
         def forward(self, x, idx):
-            return torch.cat([torch.relu(self.fc(x)), self.emb(idx)], dim=1)
+            return torch.cat([torch.relu(self.fc(x)), self.emb(idx)], dim=1) * self.scale
 
     return Branchy
 
