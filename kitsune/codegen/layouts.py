@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from xdsl.ir import Block, SSAValue
 
 from kitsune.dialects.graph import GraphOp
+from kitsune.dialects.regions import tensor_shape
 
 if TYPE_CHECKING:
     from kitsune.codegen.plan import Plan, Stage
@@ -60,27 +61,35 @@ def _unary_elementwise(op) -> bool:
             and op.results[0].type == op.operands[0].type)
 
 
-def _input_source(conv: GraphOp) -> SSAValue:
-    """The convolution's input followed back through one-operand elementwise ops (a ReLU before it)."""
-    v = conv.operands[0]
+def unary_elementwise_source(v: SSAValue) -> SSAValue:
+    """``v`` followed back through one-operand elementwise ops of its own type (a ReLU before a convolution):
+    what they read at the same index."""
     while _unary_elementwise(v.owner):
         v = v.owner.operands[0]
     return v
 
 
+def _input_source(conv: GraphOp) -> SSAValue:
+    """The convolution's input followed back through one-operand elementwise ops."""
+    return unary_elementwise_source(conv.operands[0])
+
+
+def _epilogue_use(u, out) -> bool:
+    """Use ``u`` is an elementwise op whose result has the convolution's output shape ``out``: the epilogue reads
+    the value at the tile's own output positions (a residual)."""
+    return (isinstance(u.operation, GraphOp) and u.operation.OPDEF.category == "elementwise"
+            and tensor_shape(u.operation.results[0].type) == out)
+
+
 def _feeds_only_input(arg: SSAValue, conv: GraphOp) -> bool:
     """Every use of ``arg`` is on the one chain of one-operand elementwise ops that ends in the convolution's
     input, or (``arg`` itself) an elementwise op of the epilogue at the output positions (a residual)."""
-    from kitsune.dialects.regions import tensor_shape
-
     out = tensor_shape(conv.results[0].type)
     v = arg
     while True:
         uses = list(v.uses)
         if v is arg:  # the block's input also added to the block's result
-            uses = [u for u in uses if not (isinstance(u.operation, GraphOp) and len(u.operation.operands) > 1
-                                            and u.operation.OPDEF.category == "elementwise"
-                                            and tensor_shape(u.operation.results[0].type) == out)]
+            uses = [u for u in uses if not (len(u.operation.operands) > 1 and _epilogue_use(u, out))]
         if len(uses) != 1:
             return False
         op = uses[0].operation
@@ -94,11 +103,9 @@ def _feeds_only_input(arg: SSAValue, conv: GraphOp) -> bool:
 def _epilogue_only(arg: SSAValue, conv: GraphOp) -> bool:
     """``arg`` has the convolution's result shape and only elementwise ops read it: an operand of the epilogue
     (a residual), read at the tile's own output positions."""
-    from kitsune.dialects.regions import tensor_shape
-
+    out = tensor_shape(conv.results[0].type)
     uses = list(arg.uses)
-    return bool(uses) and tensor_shape(arg.type) == tensor_shape(conv.results[0].type) and all(
-        isinstance(u.operation, GraphOp) and u.operation.OPDEF.category == "elementwise" for u in uses)
+    return bool(uses) and tensor_shape(arg.type) == out and all(_epilogue_use(u, out) for u in uses)
 
 
 def _reads(st: "Stage") -> dict[str, str]:
@@ -148,8 +155,6 @@ def choose_storage_orders(plan: "Plan") -> None:
         """A channels-last input gains: a window-major loop over a packed weight, or a 1x1 convolution (its
         weight [f, c] is contiguous along the channels as it is)."""
         conv = _conv_of(st)
-        from kitsune.dialects.regions import tensor_shape
-
         w = tensor_shape(conv.operands[1].type)
         if len(w) == 4 and w[2] * w[3] == 1 and conv.attrs().get("groups", 1) == 1:
             return True
@@ -175,4 +180,4 @@ def choose_storage_orders(plan: "Plan") -> None:
         plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
 
 
-__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "choose_storage_orders"]
+__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "choose_storage_orders", "unary_elementwise_source"]

@@ -165,16 +165,13 @@ def recomputed_reduction(task: df.TaskOp, min_bytes: int = 4 << 20, tile_n: int 
     if tiles < 2:
         return None
 
-    def nbytes(v) -> int:
-        t = v.type
-        return math.prod(tensor_shape(t)) * max(1, t.get_element_type().bitwidth // 8) \
-            if hasattr(t, "get_element_type") else 0
+    from kitsune.cost import value_bytes
 
     for o in task.body.blocks.first.ops:
         if not isinstance(o, GOp) or o is anchor or o.OPDEF.category != "reduction" or len(o.results) != 1:
             continue
-        read = max((nbytes(v) for v in o.operands), default=0)
-        if read >= 8 * nbytes(o.results[0]) and (tiles - 1) * read >= min_bytes:
+        read = max((value_bytes(v) for v in o.operands), default=0)
+        if read >= 8 * value_bytes(o.results[0]) and (tiles - 1) * read >= min_bytes:
             return _with_epilogue(o)
     return None
 

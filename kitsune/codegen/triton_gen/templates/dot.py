@@ -19,7 +19,7 @@ from kitsune.codegen.plan import CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV, Blk
 from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lfloordiv, lmod, lscale
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
-from kitsune.dialects.graph import GraphOp, fmt_loc, is_last_dim_concat
+from kitsune.dialects.graph import fmt_loc, is_last_dim_concat
 from kitsune.dialects.regions import tensor_shape
 from kitsune.semantics.comprehension import Access, Affine, BinOp, Num
 
@@ -154,10 +154,9 @@ class DotTemplate:
         kind, x = A
         if kind != "acc" or len(rvars) < 2 or x.tensor not in opp.inputs:
             return None
-        v = opp.inputs[x.tensor]
-        while isinstance(v.owner, GraphOp) and v.owner.OPDEF.category == "elementwise" \
-                and len(v.owner.operands) == 1 and v.owner.operands[0].type == v.type:
-            v = v.owner.operands[0]  # (elementwise ops read the same index: a ReLU before a convolution)
+        from kitsune.codegen.layouts import unary_elementwise_source
+
+        v = unary_elementwise_source(opp.inputs[x.tensor])
         name = self.ev.stage.args.get(v) if isinstance(v.owner, Block) else None
         t = self.ev.gen.plan.tensors.get(name) if name else None
         if t is None or t.order is None or not all(isinstance(ix, Affine) for ix in x.indices):
@@ -192,10 +191,7 @@ class DotTemplate:
         step = b.sym(k, 0, steps - 1, depth + 1)
         outer = lfloordiv(step, chunks)
         red = {lane_var: ladd(lscale(lmod(step, chunks), BK), b.axis(r, BK - 1))}
-        stride = 1
-        for u in reversed(others):
-            red[u] = lmod(lfloordiv(outer, stride), ext[u])
-            stride *= ext[u]
+        red.update(self.ev.decompose(outer, others, ext))
         kcond = (red[lane_var], "<", C) if C % BK else None
         self._step(opp, binding, rvars, ext, idx, bframe, C, A, B, cast, acc, r, None, depth + 1, kcond is not None,
                    red=red, kcond=kcond)

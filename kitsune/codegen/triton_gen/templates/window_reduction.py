@@ -46,10 +46,11 @@ class WindowReduction:
         shp = ", ".join(str(b.aranges[a]) for a in bframe)
         b.em.emit(f"{acc} = tl.full([{shp}], {lit(neutral)}, tl.float32)", depth)
         sep = self.separable(opp, s, binding, rvars, ext, bframe)
-        steps = range(E) if sep is None else [k for k in range(E) if self._step_var(k, rvars, ext, sep[0]) == sep[1]]
-        for k in steps:  # unrolled here: each step's offsets are constants, so range analysis drops the
+        for k in range(E):  # unrolled here: each step's offsets are constants, so range analysis drops the
             b2 = dict(binding)  # bound checks a step cannot fail (the centre of a 3x3 window needs none)
             b2.update(ev.decompose(lconst(k), rvars, ext))
+            if sep is not None and b2[sep[0]].const != sep[1]:
+                continue  # (a separable window: only the lanes' own column is loaded)
             body = ev.expr(opp, s.rhs, b2, neutral)
             b.em.emit(f"{acc} = {combine_text(s.op, acc, b.block(body, bframe))}", max(depth, body.depth))
         if sep is None:
@@ -67,20 +68,10 @@ class WindowReduction:
             if d == 0:
                 continue
             idx = f"tl.broadcast_to(tl.minimum(tl.maximum({lanes} + {d}, 0), {size - 1}), [{shp}])"
-            ok = f"(({wv}) + {d} >= 0) & (({wv}) + {d} < {sep_width(opp, s)})"
+            ok = f"(({wv}) + {d} >= 0) & (({wv}) + {d} < {sep_width(opp.op)})"
             got = f"tl.where({ok}, tl.gather({vert}, {idx}, {pos}), {lit(neutral)})"
             b.em.emit(f"{acc} = {combine_text(s.op, acc, got)}", depth)
         return TV(acc, bframe, depth, "f")
-
-    @staticmethod
-    def _step_var(k: int, rvars, ext, v: str) -> int:
-        """The value of window variable ``v`` at step ``k`` of the row-major walk over ``rvars``."""
-        stride = 1
-        for u in reversed(rvars):
-            if u == v:
-                return (k // stride) % ext[u]
-            stride *= ext[u]
-        raise KeyError(v)
 
     def separable(self, opp, s, binding, rvars, ext, bframe):
         """(kw, kw0, e, lane axis, w) when the window reduction can take its row neighbours from other lanes:
@@ -112,9 +103,9 @@ class WindowReduction:
         from kitsune.dialects.regions import tensor_shape
 
         src = opp.inputs.get(s.rhs.tensor)
-        if src is None or tensor_shape(src.type)[-1] != sep_width(opp, s):
+        if src is None or tensor_shape(src.type)[-1] != sep_width(opp.op):
             return None  # every column a window reads is some lane's own (rows as long in and out)
-        if not st.tile or st.tile[-1] != st.shape[-1] or st.shape[-1] != sep_width(opp, s):
+        if not st.tile or st.tile[-1] != st.shape[-1] or st.shape[-1] != sep_width(opp.op):
             return None  # the tile must hold whole rows
         if opp.op.results[0] not in st.op.body.blocks.first.last_op.operands:
             return None  # (a pool the stage computes as its own result, at the tile's own index)
@@ -125,11 +116,11 @@ class WindowReduction:
         return kw, -last.const // e, e, axes[0], w
 
 
-def sep_width(opp, s) -> int:
+def sep_width(op) -> int:
     """The row length of the window reduction's result."""
     from kitsune.dialects.regions import tensor_shape
 
-    return tensor_shape(opp.op.results[0].type)[-1]
+    return tensor_shape(op.results[0].type)[-1]
 
 
 def _unit_lanes(w, axis: str) -> bool:
