@@ -144,6 +144,11 @@ class Tensor:
     def numel(self) -> int:
         return math.prod(self.shape) if self.shape else 1
 
+    @property
+    def row_major(self) -> bool:
+        """Stored row-major in its own shape: neither reordered nor a view of another buffer."""
+        return self.order is None and self.view is None
+
     def strides(self) -> list[int]:
         """Elements between neighbours along each logical dim."""
         if self.view is not None:

@@ -154,7 +154,7 @@ class Evaluator:
             sshape = tensor_shape(src.type)
             sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
             if isinstance(src.owner, Block) and src in self.stage.args and \
-                    self.gen.plan.tensors[self.stage.args[src]].order is None:
+                    self.gen.plan.tensors[self.stage.args[src]].row_major:
                 # a row-major tensor in memory: the reshape's flat index is its offset (DLRM's triangle gathered
                 # from the [B, 9, 9] interaction through [B, 81]: no division per element)
                 tv = self.load_offset(self.stage.args[src], lin, self.b.conds((lin,), (math.prod(sshape),)), 0.0)

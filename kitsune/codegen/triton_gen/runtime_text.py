@@ -404,8 +404,7 @@ def launch(state, tensors, watchdog=0):
     return); returns the outputs (internal buffers)."""
     env = dict(state["buffers"])
     env.update(tensors)
-    if VIEWS:
-        _bind_views(env)
+    _bind_views(env)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     pdl = _pdl_args(state)
     plan, own = _streams(state)
@@ -455,8 +454,7 @@ def residency(state, tensors):
     """
     env = dict(state["buffers"])
     env.update(tensors)
-    if VIEWS:
-        _bind_views(env)
+    _bind_views(env)
     props = torch.cuda.get_device_properties(state["device"])
     out = []
     for k in KERNELS:

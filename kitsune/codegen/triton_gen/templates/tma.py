@@ -62,7 +62,7 @@ class TmaOperand:
         if not ev.gen.tma or v not in ev.stage.args or not ev.is_direct(v):
             return None
         name = ev.stage.args[v]
-        if name in ev.stage.awaited or ev.gen.plan.tensors[name].order is not None or rl is None:
+        if name in ev.stage.awaited or not ev.gen.plan.tensors[name].row_major or rl is None:
             return None  # (a descriptor here is of the row-major view; ``rl`` None: not one flat reduction index)
         shape = tuple(tensor_shape(v.type))
         if len(shape) < 2 or len(idx) != len(shape) or any(d <= 0 for d in shape):
