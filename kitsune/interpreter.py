@@ -146,11 +146,13 @@ def interpret(module: ModuleOp, inputs: Sequence[Any] | Mapping[str, Any], fn: s
 
 
 def _order_inputs(f: func.FuncOp, inputs: Mapping[str, Any]) -> list[Any]:
+    from kitsune.derived_weights import available, resolve
+
     names = arg_names(f)
-    missing = [n for n in names if n not in inputs]
+    missing = [n for n in names if not available(n, inputs)]
     if missing:
         raise InterpretError(f"missing inputs for @{f.sym_name.data}: {', '.join(missing)}")
-    return [inputs[n] for n in names]
+    return [resolve(n, inputs) for n in names]  # (a derived parameter: from the weights it names)
 
 
 def arg_names(f: func.FuncOp) -> list[str]:

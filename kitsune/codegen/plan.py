@@ -59,6 +59,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from kitsune.dialects.graph import fmt_loc
 from kitsune.dialects.gpu_queue import KernelOp, PopOp, ProgramOp, StageOp, YieldOp
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.dialects.scattered_results import scattered
+from kitsune.dialects.sliced_results import slice_offsets
 from kitsune.dialects.values import constant_value
 
 
@@ -248,6 +250,12 @@ class Stage:
     program storing the last of a group's ``P`` partial tiles runs its tiles ``[g k, g k + k)``; the groups'
     arrival counters start at ``fold_base``."""
     fold_base: int = 0
+    store_scatters: set[str] = field(default_factory=set)
+    """Stored buffers that are scatter-accumulates of the stage's domain rows (``kitsune-fuse-scatters``): each
+    tile adds its rows into them with atomics; the runtime zeroes them before the kernel."""
+    store_offsets: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Per stored buffer that is a slice of result #0 (``kitsune.dialects.sliced_results``): where it starts in
+    result #0 per dim. Each tile stores the part of it inside the slice, at its index minus these offsets."""
 
     @property
     def ntiles(self) -> int:
@@ -532,9 +540,22 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         stores = []
         store_tiles: dict[str, tuple[int, ...]] = {}
         ntiles = math.prod(s.grid()) if s.grid() else 1
+        store_offsets: dict[str, tuple[int, ...]] = {}
+        scatters: set[str] = set()
         for r, v in zip(s.outs, sy.operands):
+            sliced = slice_offsets(v, sy.operands[0])
             for buf in result_buffers.get(r, []):
                 shp = tensor_shape(r.type)
+                if sliced is not None:  # written from the domain's tiles, shifted (kitsune.dialects.sliced_results)
+                    store_offsets[buf] = sliced
+                    store_tiles[buf] = tuple(s.tile_sizes())
+                    stores.append((v, buf, False))
+                    continue
+                if scattered(v, sy.operands[0]):  # every tile adds its rows (kitsune.dialects.scattered_results)
+                    scatters.add(buf)
+                    store_tiles[buf] = tuple(s.tile_sizes())
+                    stores.append((v, buf, False))
+                    continue
                 tile = store_tile(s, shp)
                 whole = tile is None
                 store_tiles[buf] = tuple(shp) if whole else tile
@@ -550,6 +571,9 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         st = Stage(s, s.stage_name, lo, hi, tuple(s.tile_sizes()), tensor_shape(s.outs[0].type),
                    tuple(s.grid()), args, stores, pushes, pops, store_tiles, s.template(), s.config(),
                    s.split() if plan.splits else 1)
+        st.store_offsets = store_offsets
+        st.store_scatters = scatters
+        zero += sorted(scatters)  # (added into with atomics: zero before the kernel)
         st.done = done_counter.get(s)
         for p in producers.get(s, []):
             st.awaited |= {names[o] for o in s.ins if o.owner is p}

@@ -1989,7 +1989,9 @@ def save_weights(path: str, weights: dict[str, np.ndarray]) -> None:
 
 
 def arguments(module: ModuleOp, weights: dict[str, np.ndarray], *inputs) -> list[Any]:
-    """@main's arguments in order: weights by name, then the user inputs (positionally)."""
+    """@main's arguments in order: weights by name (a derived one, ``kitsune.derived_weights``, from the weights
+    it names), then the user inputs (positionally)."""
+    from kitsune.derived_weights import available, resolve
     from kitsune.interpreter import arg_names, find_function
 
     f = find_function(module, "main")
@@ -2001,9 +2003,9 @@ def arguments(module: ModuleOp, weights: dict[str, np.ndarray], *inputs) -> list
         if kind == "input":
             out.append(next(it))
         else:
-            if name not in weights:
+            if not available(name, weights):
                 raise KeyError(f"no weight {name!r}")
-            out.append(weights[name])
+            out.append(resolve(name, weights))  # (a derived parameter: from the weights it names)
     return out
 
 

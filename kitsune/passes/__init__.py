@@ -43,6 +43,18 @@ def _kitsune_hoist_row_scale():
     return HoistRowScalePass
 
 
+def _kitsune_merge_siblings():
+    from kitsune.passes.merge_siblings import MergeSiblingsPass
+
+    return MergeSiblingsPass
+
+
+def _kitsune_fuse_scatters():
+    from kitsune.passes.fuse_scatters import FuseScattersPass
+
+    return FuseScattersPass
+
+
 def _kitsune_fuse_copies():
     from kitsune.passes.fuse_copies import FuseCopiesPass
 
@@ -99,7 +111,9 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-inplace-updates": _kitsune_inplace_updates,
     "kitsune-materialize": _kitsune_materialize,
     "kitsune-fuse-copies": _kitsune_fuse_copies,
+    "kitsune-fuse-scatters": _kitsune_fuse_scatters,
     "kitsune-hoist-row-scale": _kitsune_hoist_row_scale,
+    "kitsune-merge-siblings": _kitsune_merge_siblings,
     "kitsune-choose-schedules": _kitsune_choose_schedules,
     "kitsune-split-reduction": _kitsune_split_reduction,
     "convert-graph-to-dataflow": _convert_graph_to_dataflow,

@@ -59,6 +59,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes, is_last_dim_concat
+from kitsune.dialects.sliced_results import sliced_domain
 
 from xdsl.passes import ModulePass
 
@@ -658,6 +659,7 @@ class _Former:
         names: dict[str, int] = {}
         graph_ops: list[Operation] = []
         tasks: list[tuple[df.TaskOp, _Group]] = []
+        sliced_results: set[SSAValue] = set()
 
         def channel(v: SSAValue, rel: str) -> SSAValue:
             key = (v, rel)
@@ -674,6 +676,13 @@ class _Former:
             res = [r for o in g.ops for r in o.results
                    if any(u.operation not in members for u in r.uses)]
             res.sort(key=lambda r: (-_numel(_shape(r)), -self.index[r.owner]))
+            # results that are all slices of one value of the group (a merged convolution's branches): that value
+            # comes first, the domain the task's tiles cover (written only where something outside reads it)
+            sliced = [o.operands[0] for o in g.ops if o.name == "graph.slice" and o.operands[0].owner in members]
+            dom = sliced_domain(res, list(dict.fromkeys(sliced))) if len(res) > 1 and sliced else None
+            if dom is not None:
+                res.insert(0, dom)
+                sliced_results.update(res[1:])
             # inputs: values from outside (constants are cloned in)
             consts: list[Operation] = []
             ins: list[SSAValue] = []
@@ -731,8 +740,8 @@ class _Former:
                             rel = r2
                 prod, k = task_of[v]
                 for cand in ("tile", "rows", "all"):
-                    if REL_ORDER[cand] > REL_ORDER[rel]:
-                        continue
+                    if REL_ORDER[cand] > REL_ORDER[rel] or (v in sliced_results and cand != "all"):
+                        continue  # (a slice of its task's domain: its tiles are the domain's, read it whole)
                     if df.relation_error(cand, prod, _shape(v), task) is None:
                         rel = cand
                         break

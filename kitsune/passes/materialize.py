@@ -57,6 +57,8 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from kitsune.codegen.plan import matching_tile
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import grid_of, tensor_shape
+from kitsune.dialects.scattered_results import scattered
+from kitsune.dialects.sliced_results import slice_offsets
 
 
 def default_tile(shape, tile_m: int = 128, tile_n: int = 128) -> list[int]:
@@ -75,8 +77,13 @@ def untiled(task: df.TaskOp) -> list[int]:
     grid = grid_of(shapes[0], tile) if shapes else ()
     ntiles = math.prod(grid) if grid else 1
     out = []
+    ys = task.yield_op().operands
     for i, s in enumerate(shapes[1:], 1):
         if len(s) == len(tile) and grid_of(s, tile) == grid:
+            continue
+        if slice_offsets(ys[i], ys[0]) is not None:  # a slice of the domain: stored from the domain's tiles
+            continue
+        if scattered(ys[i], ys[0]):  # added into by every tile (kitsune-fuse-scatters)
             continue
         if matching_tile(s, ntiles) is None:
             out.append(i)

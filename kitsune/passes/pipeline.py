@@ -37,6 +37,8 @@ class KitsunePipelinePass(ModulePass):
     """Run graph-canonicalize first."""
     split: bool = True
     """Run kitsune-split-reduction."""
+    merge: bool = True
+    """Run kitsune-merge-siblings (contractions of one input with parameter weights become one)."""
     templates: bool = True
     """Schedule templates (off: every task runs on the generic evaluator with form-regions' tiles)."""
     tuning_db: bool = True
@@ -55,19 +57,24 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.split_reduction import SplitReductionPass
         from kitsune.passes.materialize import MaterializePass
         from kitsune.passes.fuse_copies import FuseCopiesPass
+        from kitsune.passes.fuse_scatters import FuseScattersPass
         from kitsune.passes.inplace_updates import InplaceUpdatesPass
         from kitsune.passes.hoist_row_scale import HoistRowScalePass
+        from kitsune.passes.merge_siblings import MergeSiblingsPass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
+        if self.merge:
+            out.append(MergeSiblingsPass())
         if self.canonicalize:
             out.append(HoistRowScalePass())
         out.append(InplaceUpdatesPass())
         out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())
         out.append(FuseCopiesPass())
+        out.append(FuseScattersPass())
         out.append(ChooseSchedulesPass(gpu=self.gpu, db=self.tuning_db, templates=self.templates,
                                        queues=self.mode == "dataflow" and self.placement != "separate"))
         if self.split:

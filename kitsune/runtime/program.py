@@ -56,6 +56,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
+from kitsune.derived_weights import available, resolve
 from kitsune.timing import phase
 from kitsune.runtime.graph_slots import GraphSlots
 
@@ -435,7 +436,8 @@ class Program:
         return self.labels.get(name, name)
 
     def _upload(self, weights: Mapping[str, Any]) -> None:
-        missing = [self.label(n) for n in self.parameter_names if self.label(n) not in weights and n not in weights]
+        missing = [self.label(n) for n in self.parameter_names
+                   if not available(self.label(n), weights) and n not in weights]
         if missing:
             raise KitsuneRuntimeError(
                 f"no value for parameter(s) {', '.join(repr(x) for x in missing)} (the weights dict has "
@@ -443,7 +445,8 @@ class Program:
                 "; a model exported on the meta device has no weights)")
         for n in self.parameter_names:
             lab = self.label(n)
-            w = weights[lab] if lab in weights else weights[n]
+            # (a derived parameter, kitsune-merge-siblings' concatenated weights, from the weights it names)
+            w = resolve(lab, weights) if available(lab, weights) else weights[n]
             shape, dt, _ = self.tensor_info[n]
             t = w.detach() if isinstance(w, torch.Tensor) else torch.from_numpy(np.array(w, order="C"))  # keeps 0-d arrays 0-d
             if tuple(t.shape) != shape:

@@ -22,14 +22,15 @@ def random_inputs(f, seed: int = 0, index_high: int = 2, weights: dict | None = 
     """Seeded random inputs for a func: normal floats, integers in [0, index_high), bools."""
     from xdsl.dialects.builtin import TensorType
 
+    from kitsune.derived_weights import available, resolve
     from kitsune.dialects.values import np_dtype
     from kitsune.interpreter import arg_names
 
     rng = np.random.default_rng(seed)
     out = []
     for name, t in zip(arg_names(f), f.function_type.inputs.data):
-        if weights is not None and name in weights:
-            out.append(np.asarray(weights[name]))
+        if weights is not None and available(name, weights):  # (a derived parameter from the weights it names)
+            out.append(np.asarray(resolve(name, weights)))
             continue
         if not isinstance(t, TensorType):
             raise ValueError(f"argument {name} is not a tensor")

@@ -218,7 +218,7 @@ def test_last_kernel_moves_the_epoch(mode):
         with torch.no_grad():
             ref = m(x, idx)
         assert torch.allclose(cm(x, idx), ref, rtol=1e-4, atol=1e-4)
-    assert int(cm.program.state["epoch"].item()) == 3
+    assert int(cm.program.state["epoch"][0].item()) == 3
 
 
 def test_last_after_all_plans():
@@ -233,6 +233,31 @@ def test_last_after_all_plans():
     assert last_after_all([(0, []), (1, []), (0, [1])])  # the join waits on the side branch
     assert not last_after_all([(0, []), (1, []), (0, [])])  # a side branch nothing waits on
     assert last_after_all([(0, []), (1, [0]), (1, [])])  # through the chain on slot 1
+
+
+def test_own_epochs_where_the_last_kernel_cannot_move_one(monkeypatch):
+    """Concurrent branches whose last kernel runs after only some of them: every kernel moves an epoch slot of
+    its own (its view of ``state["epoch"]``), so that no increment kernel ends the launch; one shared epoch
+    everywhere else (no branches, a joined last kernel, a Gluon kernel among them, KITSUNE_EPOCH_KERNEL=1)."""
+    import torch
+
+    from kitsune.codegen.triton_gen.runtime_text import HOST
+
+    ns: dict = {"os": __import__("os")}
+    for fn in ("_follows", "_ordered_after", "_last_after_all", "_own_epochs"):
+        exec(compile(_function_source(HOST, fn), "<runtime>", "exec"), ns)
+    own = ns["_own_epochs"]
+    ns["KERNELS"] = [{"name": f"k{j}"} for j in range(3)]
+    state = {"epoch": torch.zeros(3, dtype=torch.int32)}
+    epochs = own(state, [(0, []), (1, []), (0, [])])  # k2 does not wait for k1
+    assert [e.data_ptr() for e in epochs] == [state["epoch"][j:].data_ptr() for j in range(3)]
+    assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [1])]) is None  # the last kernel joins k1
+    assert own({"epoch": state["epoch"]}, None) is None
+    ns["KERNELS"][1]["gluon"] = True  # a Gluon kernel takes no ticket: it could not move its own
+    assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [])]) is None
+    del ns["KERNELS"][1]["gluon"]
+    monkeypatch.setenv("KITSUNE_EPOCH_KERNEL", "1")
+    assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [])]) is None
 
 
 def _function_source(text: str, name: str) -> str:

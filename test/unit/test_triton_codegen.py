@@ -18,6 +18,7 @@ pytest.importorskip("triton")
 
 from kitsune.codegen.plan import CodegenError, build_plan, matching_tile  # noqa: E402
 from kitsune.codegen.triton_gen import generate_triton  # noqa: E402
+from kitsune.derived_weights import resolve  # noqa: E402
 from kitsune.codegen.triton_gen.index_algebra import (  # noqa: E402
     Atom,
     lconst,
@@ -65,7 +66,8 @@ def run_generated(mod, model, inputs):
     for n in mod.ARGS:
         shape, dt, role = mod.TENSORS[n]
         # (a copy: a buffer the program updates in place must not be the model's, which eager then runs)
-        tensors[n] = next(it).contiguous() if role == "input" else params[mod.LABELS[n]].detach().clone()
+        # (a derived parameter, kitsune-merge-siblings' concatenated weights, from the ones it names)
+        tensors[n] = next(it).contiguous() if role == "input" else resolve(mod.LABELS[n], params).detach().clone()
     state = mod.allocate("cpu")
     for b in state["buffers"].values():  # poison: every element read must have been written
         if b.is_floating_point():
@@ -133,7 +135,7 @@ def test_watchdog_names_the_queue(tmp_path):
     mod = load_generated(generate_triton(lowered, capacity="all"), tmp_path, "k_watchdog")
     assert mod.QUEUES, "the spatial schedule of the MLP has queues"
     params = dict(model.named_parameters())
-    tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
+    tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else resolve(mod.LABELS[n], params).detach())
                for n in mod.ARGS}
     state = mod.allocate("cpu")
     _lag_all_but_tickets(mod, state)  # slots look taken by an earlier, unfinished run
@@ -149,7 +151,7 @@ def test_watchdog_names_the_temporal_wait(tmp_path):
     assert mod.WAITS and not mod.QUEUES
     kernel, consumer, producers = mod.WAITS[0]
     params = dict(model.named_parameters())
-    tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else params[mod.LABELS[n]].detach())
+    tensors = {n: (inputs[0] if mod.TENSORS[n][2] == "input" else resolve(mod.LABELS[n], params).detach())
                for n in mod.ARGS}
     state = mod.allocate("cpu")
     _lag_all_but_tickets(mod, state)  # the producers' counters lag far behind this run

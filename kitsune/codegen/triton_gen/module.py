@@ -284,9 +284,9 @@ class TritonGen:
                       "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
                       "    epoch = tl.load(epoch_ptr)",
                       f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}",
-                      "    if BUMP:  # the launch's last kernel: the program with the last ticket moves the epoch on",
-                      "        # (every program of this kernel read it before taking its ticket, every earlier kernel",
-                      "        # has finished): no separate kernel for it",
+                      "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): the program",
+                      "        # with the last ticket moves the epoch on (every program of this kernel read it before",
+                      "        # taking its ticket; any other kernel reading it has finished): no separate kernel for it",
                       f"        if pid == {k.grid - 1}:",
                       "            tl.store(epoch_ptr, epoch + 1)"]
         if self.profile:  # a work item = this program's stage call: its start, end and SM

@@ -26,7 +26,7 @@ from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
 from kitsune.codegen.triton_gen.templates.chain import generate_chain
 from kitsune.codegen.triton_gen.templates.decode_attention import generate_decode_attention
-from kitsune.codegen.triton_gen.templates.scatter import generate_scatter
+from kitsune.codegen.triton_gen.templates.scatter import generate_scatter, scatter_store
 from kitsune.codegen.triton_gen.templates.split_k import SplitK
 from kitsune.codegen.triton_gen.tiling import OutputTile, TileIndex, TileIndexer
 from kitsune.dialects.regions import tensor_shape
@@ -185,12 +185,20 @@ class StageGen:
                 evaluated.append((kind, v, target, tv, tuple(widx)))
             else:
                 ix = self.tile.idx
-                if kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
+                if kind == "store" and target in st.store_scatters:  # every tile adds its rows, atomically
+                    scatter_store(self, v, target, ix)
+                    evaluated.append((kind, v, target, None, ix))
+                    continue
+                if kind == "store" and target in st.store_offsets:  # a slice of the domain: the tile, shifted
+                    ix = tuple(ladd(x, lconst(-o)) for x, o in zip(ix, st.store_offsets[target]))
+                elif kind == "store" and (tuple(st.store_tiles.get(target, T)) != tuple(T)
                                         or tuple(tensor_shape(v.type)) != tuple(D)):  # same tile, other shape
                     ix = self.tile_index(st.store_tiles[target], tensor_shape(v.type)).idx
                 tv = ev.result_at(v, ix)
                 evaluated.append((kind, v, target, tv, ix))
         for kind, v, target, tv, ix in evaluated:
+            if tv is None:  # (a scatter result: added in place above)
+                continue
             if kind == "push":
                 self.queues.push(target, tv)
             else:

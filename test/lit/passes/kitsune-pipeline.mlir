@@ -23,13 +23,17 @@
 
 // RUN: kitsune-opt %S/inputs/inception_b8.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=INC-DF
 // INC-DF: gpu_queue.kernel "k0"
-// INC-DF: gpu_queue.stage "conv2d_0" pids [0, [[A:[0-9]+]])
-// INC-DF: gpu_queue.stage "conv2d_1" pids [[[A]], [[B:[0-9]+]])
-// INC-DF: gpu_queue.stage "conv2d_3" pids [[[B]], [[C:[0-9]+]])
-// INC-DF: gpu_queue.stage "max_pool2d_5" pids [[[C]], {{[0-9]+}})
+// The three 1x1 convolutions of x are one (kitsune-merge-siblings), its three slices its results beside the
+// merged output (unused: no kernel result for it), next to the pool.
+// INC-DF: gpu_queue.stage "conv2d_0" pids [0, [[A:[0-9]+]]) {{.*}} -> (tensor<8x4x4x4xf32>, tensor<8x2x4x4xf32>, tensor<8x1x4x4xf32>, tensor<8x1x4x4xf32>)
+// INC-DF: gpu_queue.stage "max_pool2d_3" pids [[[A]], {{[0-9]+}})
+// INC-DF: gpu_queue.kernel "k1"
+// INC-DF: gpu_queue.stage "conv2d_1" pids [0, [[B:[0-9]+]])
+// INC-DF: gpu_queue.stage "conv2d_2" pids [[[B]], [[C:[0-9]+]])
+// INC-DF: gpu_queue.stage "conv2d_4" pids [[[C]], {{[0-9]+}})
 // The concat of the four branches recomputes none of them: it joins none of its producers (a concat of
 // several computed results) and reads all four from memory, one level after the second convolutions.
-// INC-DF: gpu_queue.stage "concat_7"
+// INC-DF: gpu_queue.stage "concat_5"
 // INC-DF: gpu_queue.launch_plan ["k0", "k1", "k2"]
 
 // RUN: kitsune-opt %S/inputs/llama_decode_b1.mlir -p 'kitsune-pipeline{mode=dataflow placement=spatial}' | filecheck %s --check-prefix=LLAMA-DF

@@ -32,6 +32,7 @@ from kitsune.codegen.plan import CodegenError
 from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lconst, lscale, strides
 from kitsune.codegen.triton_gen.syntax import TL, lit
 from kitsune.dialects.graph import fmt_loc
+from kitsune.dialects.regions import tensor_shape
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.stage import StageGen
@@ -109,4 +110,50 @@ def generate_scatter(g: "StageGen") -> list[str]:
     return g.body_text()
 
 
-__all__ = ["generate_scatter"]
+def scatter_store(g: "StageGen", v, buf: str, ix) -> None:
+    """A stage result ``v`` that is a zero-started scatter-accumulate of its domain rows
+    (``kitsune.dialects.scattered_results``, ``kitsune-fuse-scatters``): the tile at ``ix`` evaluates the source
+    there (the values its other results already hold: the evaluator's memo) and adds each of its rows into
+    ``buf`` at the row the index tensor gives, with atomics; an index outside the result is skipped and sets the
+    error flag. Nothing is returned: the store is emitted."""
+    from kitsune.schedule.select import scatter_form
+    from kitsune.semantics.comprehension import Access, Indirect
+
+    b, ev = g.b, g.ev
+    op = v.owner
+    r, _ = scatter_form(op)
+    opp = ev.program(op)
+    s = opp.prog.stmts[r.stmt]
+    if not isinstance(s.rhs, Access):
+        raise CodegenError(f"{fmt_loc(op)}'{op.name}': a fused scatter reads its source as it is")
+    # the source is read at the tile's own index: its variables are the tile's coordinates
+    binding = {ix_.terms[0][0]: x for ix_, x in zip(s.rhs.indices, ix)}
+    src = opp.inputs[s.rhs.tensor]
+    conds: list = list(b.conds(tuple(ix), tensor_shape(src.type)))
+    val = ev.expr(opp, s.rhs, binding, 0.0)
+    t = g.gen.plan.tensors[buf]
+    tstrides = strides(t.shape)
+    terms = []
+    for k, lix in enumerate(s.lhs.indices):
+        if not isinstance(lix, Indirect):
+            x = binding[lix.terms[0][0]]
+            terms.append(lscale(x, tstrides[k]))
+            conds += b.conds((x,), (t.shape[k],))
+            continue
+        iv = ev.read(opp, lix.access, binding, 0.0)
+        n = t.shape[k]
+        g.gen.emit_index_check(b, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
+        conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
+        terms.append(lscale(b.val_atom(iv), tstrides[k]))
+    m = b.mask_mixed(conds)
+    off = ladd(*terms)
+    frame = b.frame_of(set(val.frame) | set(m.frame) | laxes(off))
+    shp = ", ".join(str(b.aranges[a]) for a in frame)
+    lanes = b.lane_mask(frame)
+    mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
+    vv = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}]).to({TL[t.dtype]})"
+    o = f"tl.broadcast_to({b.render(off, frame)}, [{shp}])"
+    b.em.emit(f"_scatter_add({buf}, {o}, {vv}, tl.broadcast_to({mk}, [{shp}]))", max(1, val.depth))
+
+
+__all__ = ["generate_scatter", "scatter_store"]
