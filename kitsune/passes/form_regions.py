@@ -219,8 +219,11 @@ class FormRegionsPass(ModulePass):
     """Rows of an output tile (and of a row band)."""
     tile_n: int = 128
     """Columns of an output tile of a contraction / elementwise task."""
-    row_max: int = 1024
-    """Widest contraction output a row-wise reduction may be fused into (the GEMM tile then spans the row)."""
+    row_max: int = 256
+    """Widest contraction output a row-wise reduction may be fused into (the GEMM tile then spans the row: at
+    most the gemm template's widest BN, 256). Wider, the norm is a task of its own: a BERT layer's output
+    projection + LayerNorm over rows of 768 fused ran on the evaluator's scalar K loop, 2.0 ms against 27 us
+    for its attention (H100, bench/kernels/NOTES.md section 24)."""
     chain_bytes: int = 0
     """On-chip bytes for a GEMM-chain intermediate row band (0: never fuse contraction chains)."""
     chains: bool = True

@@ -529,8 +529,42 @@ class DecodeAttentionConfig(Config):
         return DecodeAttentionConfig(BN=64 if chunk >= 64 else 32, PARTS=split, warps=4, stages=2)
 
 
+@dataclass(frozen=True)
+class AttentionConfig(Config):
+    """attention (prefill, ``templates/flash_attention.py``): a work item is BM query rows of one (batch, query
+    head) and the whole head dim; the keys are walked in blocks of BN with an online softmax, both products on
+    tensor cores. In the problem: M = queries, N = head dim, K = keys, batch = batch x query heads."""
+
+    template: ClassVar[str] = "attention"
+    BM: int = 64
+    BN: int = 64
+    warps: int = 4
+    stages: int = 2
+
+    def resources(self, p: Problem) -> Resources:
+        e = max(16, _pow2_ge(p.N))
+        regs = (self.BM * e * 2 + self.BM * self.BN * 2) // (32 * self.warps)
+        return Resources(self.warps, min(255, 48 + regs), self.BN * e * p.elem_bytes * 2 * self.stages)
+
+    def work_items(self, p: Problem) -> int:
+        return p.batch * math.ceil(p.M / self.BM)
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        flops = 4.0 * p.batch * p.M * p.K * p.N
+        return flops / (gpu.tc_bf16_flops * 0.4)
+
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "AttentionConfig":
+        """128 query rows on 8 warps where the queries fill the GPU with them, else 64 on 4 (the Triton
+        tutorial's choices for head dims up to 128 on Hopper), blocks of 64 keys."""
+        if p.M >= 128 and p.N <= 128 and p.batch * math.ceil(p.M / 128) >= gpu.sm_count:
+            return cls(BM=128, BN=64, warps=8, stages=2)
+        return cls(BM=64, BN=64 if p.N <= 64 else 32, warps=4, stages=2)
+
+
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,
-                                                             ConvConfig, DecodeAttentionConfig, ChainConfig)}
+                                                             ConvConfig, DecodeAttentionConfig, ChainConfig,
+                                                             AttentionConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -549,5 +583,5 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     return cls.default(p, gpu)
 
 
-__all__ = ["batched_small", "BATCHED_MAX_MN", "Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "CONFIGS", "config_from",
+__all__ = ["batched_small", "BATCHED_MAX_MN", "Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "AttentionConfig", "CONFIGS", "config_from",
            "default_config"]

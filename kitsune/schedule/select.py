@@ -438,6 +438,34 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     return Choice("chain", cfg, tile, p, form.layers[-1].op, note, source)
 
 
+def attention_choice(task, gpu: GPU) -> "Choice | None":
+    """The attention template (prefill) for a task whose result #0 is one ``graph.attention`` of several queries
+    through layout and elementwise ops, stored with the queries second to last and whole heads last
+    (``[B, H, L, E]`` or the heads merged, ``[B, L, H * E]``): a tile is ``BM`` queries by one head's ``E``
+    columns. (One query is decode: ``kitsune-split-reduction``'s decode_attention.)"""
+    from kitsune.schedule.configs import AttentionConfig
+
+    atts = [o for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.name == "attention"]
+    if len(atts) != 1:
+        return None
+    att = atts[0]
+    others = [o for o in task.body.blocks.first.ops if isinstance(o, GOp) and o is not att
+              and o.OPDEF.category not in ("elementwise", "layout", "constant")]
+    if others:
+        return None
+    B, H, L, E = tensor_shape(att.operands[0].type)
+    S, Ev = tensor_shape(att.operands[1].type)[2], tensor_shape(att.operands[2].type)[3]
+    shape = tensor_shape(task.outs[0].type)
+    if L <= 1 or E != Ev or not 16 <= E <= 128 or E & (E - 1) or len(shape) < 3 or shape[-2] != L \
+            or shape[-1] % E or min(B, H, L, S) < 1:
+        return None
+    p = Problem("attention", M=L, N=E, K=S, batch=B * H, elem_bytes=elem_bytes(att.operands[0].type))
+    cfg = AttentionConfig.default(p, gpu)
+    tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, max(16, L)), E])
+    return Choice("attention", cfg, tile, p, att, f"attention of {L} queries over {S} keys, head dim {E}: "
+                  f"online softmax, tensor cores", "heuristic")
+
+
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
     """Template, config and tile of one dataflow task."""
     gpu = get_gpu(gpu)
@@ -445,6 +473,9 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     ch = chain_choice(task, gpu, use_db, forced)
     if ch is not None:
         return ch
+    att = attention_choice(task, gpu)
+    if att is not None:
+        return att
     anchor, why = anchor_of(task)
     if anchor is None:
         return Choice("generic", GenericConfig(), tile0, None, None, why, "task")
@@ -479,4 +510,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "attention_choice", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

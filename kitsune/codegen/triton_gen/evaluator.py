@@ -164,6 +164,10 @@ class Evaluator:
                 tv = self.value_at(src, sidx)
         elif name == "constant":
             tv = self.constant(op, v, idx)
+        elif name == "attention" and self.template == "attention":  # one pass over the keys, on tensor cores
+            from kitsune.codegen.triton_gen.templates.flash_attention import FlashAttention
+
+            tv = FlashAttention(self).value(op, idx)
         else:
             opp = self.program(op)
             tv = self.tensor(opp, opp.inst.results[v.index], idx)

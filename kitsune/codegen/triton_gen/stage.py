@@ -26,6 +26,7 @@ from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
 from kitsune.codegen.triton_gen.templates.chain import generate_chain
 from kitsune.codegen.triton_gen.templates.decode_attention import generate_decode_attention
+from kitsune.codegen.triton_gen.templates.flash_attention import clamp_query_rows
 from kitsune.codegen.triton_gen.templates.scatter import generate_scatter, scatter_store
 from kitsune.codegen.triton_gen.templates.split_k import SplitK
 from kitsune.codegen.triton_gen.tiling import OutputTile, TileIndex, TileIndexer
@@ -70,6 +71,10 @@ def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = ""):
     if items % nprog:
         em.enter(f"if {guard} < {items}:", 1)  # depth 1 = inside the if
     return saved
+
+
+WIDE_ROW = 64
+"""A stored row at least this long gets a masked (not clamped) lane axis when padded (``contiguous_store_dims``)."""
 
 
 class StageGen:
@@ -162,6 +167,8 @@ class StageGen:
         D = st.shape
         body_saved = self.open_work_items(st.split if st.split > 1 else None)
         out = self.tile_index(T, D)
+        if self.template == "attention":  # (a last tile of query rows past the queries repeats the last one)
+            out = clamp_query_rows(self, out)
         self.tile.axes = out.axes
         self.tile.idx = tuple(out.idx)
         self.tile.local = out.local
@@ -211,8 +218,8 @@ class StageGen:
     @staticmethod
     def contiguous_store_dims(gen, stage: Stage) -> frozenset:
         """The dims innermost in memory of the results the stage stores tile by tile: of a result stored in
-        another order (a channels-last conv result: its channels), and of every result of a ``conv`` stage (its
-        output row: ResNet-18's 56-wide rows in 64 lanes were stored 2 bytes at a time behind ``tl.minimum``)."""
+        another order (a channels-last conv result: its channels), else its last dim (a ``conv`` stage's output
+        row: ResNet-18's 56-wide rows in 64 lanes were stored 2 bytes at a time behind ``tl.minimum``)."""
         out = set()
         for _, buf, whole in stage.stores:
             t = gen.plan.tensors[buf]
@@ -220,7 +227,9 @@ class StageGen:
                 continue
             if t.order:
                 out.add(t.order[-1])
-            if stage.template == "conv":  # (its residual, if any, is read along the row)
+            elif stage.template == "conv" or t.shape[-1] >= WIDE_ROW:
+                # row-major: its last dim, where rows are wide enough to move in 16-byte vectors (a LayerNorm's
+                # 768-wide rows padded to 1024 lanes were loaded and stored 2 bytes at a time behind tl.minimum)
                 out.add(len(t.shape) - 1)
         return frozenset(out)
 

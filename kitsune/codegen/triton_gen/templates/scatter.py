@@ -153,7 +153,11 @@ def scatter_store(g: "StageGen", v, buf: str, ix) -> None:
     mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
     vv = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}]).to({TL[t.dtype]})"
     o = f"tl.broadcast_to({b.render(off, frame)}, [{shp}])"
-    b.em.emit(f"_scatter_add({buf}, {o}, {vv}, tl.broadcast_to({mk}, [{shp}]))", max(1, val.depth))
+    mm = f"tl.broadcast_to({mk}, [{shp}])"
+    if len(frame) != 2:  # (_scatter_add takes [rows, columns] blocks: the interpreter adds one row at a time)
+        n = math.prod(b.aranges[a] for a in frame)
+        vv, o, mm = (f"tl.reshape({x}, [{n}, 1])" for x in (vv, o, mm))
+    b.em.emit(f"_scatter_add({buf}, {o}, {vv}, {mm})", max(1, val.depth))
 
 
 __all__ = ["generate_scatter", "scatter_store"]

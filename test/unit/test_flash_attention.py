@@ -1,0 +1,80 @@
+"""The attention template (prefill: a block of queries, one pass over the keys with an online softmax, tl.dot):
+chosen for graph.attention of several queries, and right under Triton's interpreter against eager for the
+variants torch's sdpa has (causal, an additive or boolean mask, grouped-query heads, lengths that do not divide
+the blocks, fewer keys than a block)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import kitsune
+
+
+class Attn(nn.Module):
+    def __init__(self, hq, hk, causal=False, mask=None):
+        super().__init__()
+        self.hq, self.hk, self.causal, self.mask = hq, hk, causal, mask
+
+    def forward(self, q, k, v):
+        if self.hk != self.hq:
+            k = k.repeat_interleave(self.hq // self.hk, 1)
+            v = v.repeat_interleave(self.hq // self.hk, 1)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask, is_causal=self.causal)
+        b, h, l, e = y.shape
+        return y.transpose(1, 2).reshape(b, l, h * e)  # heads merged, as a transformer's output projection reads
+
+
+CASES = {
+    "plain": dict(hq=2, hk=2, L=40, S=40),
+    "causal": dict(hq=2, hk=2, L=70, S=70, causal=True),
+    "gqa_cross": dict(hq=4, hk=2, L=20, S=150),
+    "few_keys": dict(hq=2, hk=2, L=33, S=9),
+    "mask": dict(hq=2, hk=2, L=24, S=90, mask="add"),
+    "bool_mask": dict(hq=2, hk=2, L=24, S=30, mask="bool"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_prefill_attention_template(case):
+    c = CASES[case]
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(2, c["hq"], c["L"], 32, generator=g)
+    k = torch.randn(2, c["hk"], c["S"], 32, generator=g)
+    v = torch.randn(2, c["hk"], c["S"], 32, generator=g)
+    mask = None
+    if c.get("mask") == "add":
+        mask = torch.randn(2, 1, c["L"], c["S"], generator=g)
+    elif c.get("mask") == "bool":
+        mask = torch.rand(1, 1, c["L"], c["S"], generator=g) > 0.3
+        mask[..., 3, :] = False  # a query with every key masked: 0, as the safe softmax gives
+    m = Attn(c["hq"], c["hk"], c.get("causal", False), mask)
+    cm = kitsune.compile(m, (q, k, v), mode="bulk-sync", device="cpu")
+    st = cm.source[cm.source.index('(contraction): programs'):]
+    assert "_dot" in st.split("@triton.jit")[0] or "tl.dot(" in st.split("@triton.jit")[0]
+    assert "m_run" in cm.source and "l_run" in cm.source
+    with torch.no_grad():
+        ref = m(q, k, v)
+    ref = torch.nan_to_num(ref)
+    torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_attention_choice_and_tile():
+    """choose-schedules picks the template with a tile of BM queries by one head for [B, L, H*E] results, and
+    leaves one query (decode) to split-reduction's decode_attention."""
+    from kitsune.context import make_context
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    q = torch.randn(2, 4, 300, 64)
+    mod, _ = import_module(Attn(4, 4), (q, q, q), None, with_weights=False)
+    KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), mod)
+    text = str(mod)
+    assert 'template = "attention"' in text and "tile [1, 64, 64]" in text, text[:2000]
+    q1 = torch.randn(2, 4, 1, 64)
+    kv = torch.randn(2, 4, 300, 64)
+    mod, _ = import_module(Attn(4, 4), (q1, kv, kv), None, with_weights=False)
+    KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), mod)
+    assert 'template = "attention"' not in str(mod)
