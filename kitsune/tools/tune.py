@@ -298,10 +298,12 @@ def main(argv=None) -> int:
     if a.model and a.placement:
         models.append((a.model, None, None))
     elif a.model:
-        from kitsune.tools.import_ import load_factory
+        from kitsune.bench.harness import get_source
 
-        model, inputs = load_factory(a.model)[:2]
-        models.append((a.model, model, inputs))
+        # built as the harness builds it (bf16 on the GPU): the factory's own fp32 model would tune fp32 problems,
+        # whose database entries a bf16 program never looks up
+        model, inputs = get_source(a.model).build(1.0, torch.bfloat16, "cuda", 0)
+        models.append((a.model, model.eval(), inputs))
     if not models:
         ap.error("give a model file or --workload")
     log = open(a.json, "w") if a.json else None
