@@ -1,4 +1,4 @@
-# session 21, eleventh call: the BERT layer's GEMMs tuned in bf16 (kitsune-tune on a model file now builds it as the
+# session 21, eleventh and twelfth calls: the BERT layer's GEMMs and attention tuned in bf16 (kitsune-tune on a model file now builds it as the
 # harness does; the tenth call tuned the fp32 graph), then the harness with those entries
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit
 mkdir -p /tmp/w && tar -xf .whl/tree.tar -C /tmp/w && cd /tmp/w || exit

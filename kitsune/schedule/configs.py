@@ -553,6 +553,14 @@ class AttentionConfig(Config):
         flops = 4.0 * p.batch * p.M * p.K * p.N
         return flops / (gpu.tc_bf16_flops * 0.4)
 
+    @staticmethod
+    def space(p: Problem) -> list["AttentionConfig"]:
+        e = max(16, _pow2_ge(p.N))
+        return [AttentionConfig(BM=bm, BN=bn, warps=w, stages=s)
+                for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for s in (1, 2, 3)
+                if bm <= max(16, _pow2_ge(p.M)) and bn <= max(16, _pow2_ge(p.K)) and (bm * e * 2 + bm * bn * 2)
+                // (32 * w) <= 200]
+
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "AttentionConfig":
         """128 query rows on 8 warps where the queries fill the GPU with them, else 64 on 4 (the Triton

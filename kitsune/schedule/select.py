@@ -438,13 +438,11 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     return Choice("chain", cfg, tile, p, form.layers[-1].op, note, source)
 
 
-def attention_choice(task, gpu: GPU) -> "Choice | None":
+def attention_choice(task, gpu: GPU, use_db: bool = True, forced: dict | None = None) -> "Choice | None":
     """The attention template (prefill) for a task whose result #0 is one ``graph.attention`` of several queries
     through layout and elementwise ops, stored with the queries second to last and whole heads last
     (``[B, H, L, E]`` or the heads merged, ``[B, L, H * E]``): a tile is ``BM`` queries by one head's ``E``
     columns. (One query is decode: ``kitsune-split-reduction``'s decode_attention.)"""
-    from kitsune.schedule.configs import AttentionConfig
-
     atts = [o for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.name == "attention"]
     if len(atts) != 1:
         return None
@@ -460,10 +458,15 @@ def attention_choice(task, gpu: GPU) -> "Choice | None":
             or shape[-1] % E or min(B, H, L, S) < 1:
         return None
     p = Problem("attention", M=L, N=E, K=S, batch=B * H, elem_bytes=elem_bytes(att.operands[0].type))
-    cfg = AttentionConfig.default(p, gpu)
-    tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, max(16, L)), E])
-    return Choice("attention", cfg, tile, p, att, f"attention of {L} queries over {S} keys, head dim {E}: "
-                  f"online softmax, tensor cores", "heuristic")
+    cfg, source = config_for(p, gpu, use_db, forced)
+    return Choice("attention", cfg, attention_tile(shape, L, E, cfg), p, att, f"attention of {L} queries over {S} "
+                  f"keys, head dim {E}: online softmax, tensor cores", source)
+
+
+def attention_tile(shape, L: int, E: int, cfg) -> tuple[int, ...]:
+    """The attention template's tile of a result of ``shape`` (queries second to last, heads last): BM queries
+    by one head's E columns."""
+    return tuple([1] * (len(shape) - 2) + [min(cfg.BM, max(16, L)), E])
 
 
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
@@ -473,7 +476,7 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     ch = chain_choice(task, gpu, use_db, forced)
     if ch is not None:
         return ch
-    att = attention_choice(task, gpu)
+    att = attention_choice(task, gpu, use_db, forced)
     if att is not None:
         return att
     anchor, why = anchor_of(task)
@@ -510,4 +513,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "attention_choice", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]

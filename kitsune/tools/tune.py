@@ -6,7 +6,7 @@
     kitsune-tune --placement --workload all    (each workload's dataflow placement, measured)
     python -m kitsune.tools.tune --workload all --json OUT
 
-For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv), the
+For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv, attention), the
 task is lowered on its own (``kitsune.schedule.isolate``) with the heuristic default and with the
 candidates the cost model ranks best; each runs on random inputs, its result is checked against the
 default's (which is checked against the reference interpreter when the shapes are small enough), and it is
@@ -80,8 +80,9 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     from kitsune.runtime.program import Program
     from kitsune.schedule import db, isolate
     from kitsune.schedule.configs import CONFIGS
-    from kitsune.schedule.select import gemm_tile
+    from kitsune.dialects.regions import tensor_shape
     from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import attention_tile, gemm_tile
 
     p = choice.problem
     g = get_gpu(gpu)
@@ -105,7 +106,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     cands += [c for c in ranked if c not in cands]
     cands = cands[:max_candidates]
     base = isolate.task_module(task)
-    r = roles_of(choice.anchor)
+    r = roles_of(choice.anchor) if p.template != "attention" else None
     inputs = isolate.random_inputs(base, device)
     ref = None
     results = []
@@ -114,7 +115,10 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
         _progress(i, len(cands), f"{task.task_name} {p.template}", t0)
         rec = dict(config=cfg.as_dict())
         try:
-            tile = gemm_tile(r, p.template, cfg)
+            if p.template == "attention":
+                tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg)
+            else:
+                tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
             prog = Program.from_module(m, None, device)
             out = prog(*inputs)[0].float()
@@ -153,7 +157,7 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
     seen = set() if seen is None else seen
     out = []
     for task, c in scheduled_tasks(graph_module, gpu):
-        if c.problem is None or c.template not in ("gemm", "gemv"):
+        if c.problem is None or c.template not in ("gemm", "gemv", "attention"):
             continue
         k = db.key(c.problem, gpu)
         if k in seen:
