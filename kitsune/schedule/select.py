@@ -466,7 +466,7 @@ def attention_choice(task, gpu: GPU, use_db: bool = True, forced: dict | None = 
 def attention_tile(shape, L: int, E: int, cfg) -> tuple[int, ...]:
     """The attention template's tile of a result of ``shape`` (queries second to last, heads last): BM queries
     by one head's E columns."""
-    return tuple([1] * (len(shape) - 2) + [min(cfg.BM, max(16, L)), E])
+    return tuple([1] * (len(shape) - 2) + [min(cfg.BM, L), E])  # (fewer than 16 queries: lanes padded to 16)
 
 
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:

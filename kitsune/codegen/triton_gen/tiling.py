@@ -96,7 +96,7 @@ class TileIndexer:
                     size = pow2(t)
                     if self.template == "gemv" and self.cfg.get("DOT") and d < len(T) - 1:
                         size = max(16, size)
-                    if self.template in ("gemm", "chain") and d >= len(T) - 2 or self.template == "conv" \
+                    if self.template in ("gemm", "chain", "attention") and d >= len(T) - 2 or self.template == "conv" \
                             or self.template == "decode_attention" and d == 1:
                         size = max(16, size)  # tl.dot needs 16 rows and columns: a skinny tile is padded
                     axes[d] = self.b.new_axis("o", size)
