@@ -223,7 +223,7 @@ class StageGen:
         out = set()
         for _, buf, whole in stage.stores:
             t = gen.plan.tensors[buf]
-            if whole or len(t.shape) != len(stage.shape):
+            if whole or len(t.shape) != len(stage.shape) or not t.shape:
                 continue
             if t.order:
                 out.add(t.order[-1])
