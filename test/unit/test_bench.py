@@ -172,3 +172,16 @@ def test_compile_time_dry_run(tmp_path):
     # two identical layers: their kernels share functions
     assert r["distinct_kernels"] < r["kernels"]
     assert "kitsune:bulk-sync" in p.stdout and "phases" in p.stdout
+
+
+@pytest.mark.parametrize("model", ["bench/models/bert_layer.py:small", "bench/models/gpt2.py:small"])
+def test_dry_run_transformers_outside_the_suite(tmp_path, model):
+    """The transformer model files the GPU runs measure (a BERT layer: q / k / v merged by kitsune-merge-siblings,
+    the prefill attention template; GPT-2: causal attention, pre-LayerNorm) at their small sizes on the CPU:
+    correct in both modes (the template's own checks: test_flash_attention)."""
+    out = tmp_path / "r.json"
+    p = _run("--dry-run", "--workloads", model, "--json", str(out), env={"TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    recs = json.loads(out.read_text())
+    assert {r["mode"] for r in recs} == {"dataflow", "bulk-sync"} and all(r["correct"] for r in recs), recs
+    assert all(r["rel_err"] < 1e-4 for r in recs)
