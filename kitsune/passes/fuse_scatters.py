@@ -72,8 +72,16 @@ def fuse_scatter(task: df.TaskOp) -> bool:
         return False  # the producer's tiles do not cover the source rows as they are
     if any(isinstance(o, GOp) and scatter_source(o) is not None for o in pbody.ops):
         return False  # (one scatter per producer)
-    # the scatter's other operands (the index tensor): operands of the producer, reused or added
+    # the scatter's other operands (the index tensor): operands of the producer, reused or added -- each must
+    # be defined before the producer (a graph argument, or a channel of an earlier task)
     tbody = task.body.blocks.first
+    block = prod.parent_block()
+    at = block.get_operation_index(prod)
+    for arg, val in zip(tbody.args, task.operands):
+        owner = val.owner
+        if arg is not src and arg.uses and not isinstance(owner, Block) and owner.parent_block() is block \
+                and block.get_operation_index(owner) > at:
+            return False
     mapping: dict[SSAValue, SSAValue] = {src: value}
     operands = list(prod.operands)
     for arg, val in zip(tbody.args, task.operands):
@@ -94,7 +102,6 @@ def fuse_scatter(task: df.TaskOp) -> bool:
     attrs = dict(prod.attributes)
     new_prod = df.TaskOp(prod.task_name, prod.task_kind, operands, [r.type for r in prod.outs] + [op.results[0].type],
                          prod.tile_sizes(), prod.detach_region(prod.body), attrs)
-    block = prod.parent_block()
     block.insert_op_before(new_prod, prod)
     for i, r in enumerate(prod.results):
         r.replace_all_uses_with(new_prod.results[i])
