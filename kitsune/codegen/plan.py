@@ -546,13 +546,13 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
             sliced = slice_offsets(v, sy.operands[0])
             for buf in result_buffers.get(r, []):
                 shp = tensor_shape(r.type)
-                if sliced is not None:  # written from the domain's tiles, shifted (kitsune.dialects.sliced_results)
-                    store_offsets[buf] = sliced
-                    store_tiles[buf] = tuple(s.tile_sizes())
-                    stores.append((v, buf, False))
-                    continue
-                if scattered(v, sy.operands[0]):  # every tile adds its rows (kitsune.dialects.scattered_results)
-                    scatters.add(buf)
+                if sliced is not None or scattered(v, sy.operands[0]):
+                    # written from the domain's tiles: shifted (kitsune.dialects.sliced_results), or each tile
+                    # adding its rows (kitsune.dialects.scattered_results)
+                    if sliced is not None:
+                        store_offsets[buf] = sliced
+                    else:
+                        scatters.add(buf)
                     store_tiles[buf] = tuple(s.tile_sizes())
                     stores.append((v, buf, False))
                     continue

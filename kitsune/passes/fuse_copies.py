@@ -75,6 +75,17 @@ def _source_for(value: SSAValue, cons: df.TaskOp, operands: list[SSAValue]) -> S
     return ch.result
 
 
+def argument_for(block: Block, operands: list[SSAValue], src: SSAValue, like: SSAValue) -> SSAValue:
+    """The argument of a task body ``block`` (its task's operands ``operands``, extended in place) that carries
+    ``src``: the one that reads it already, else a new one with ``like``'s type and name."""
+    if src in operands:
+        return block.args[operands.index(src)]
+    new_arg = block.insert_arg(like.type, len(block.args))
+    new_arg.name_hint = like.name_hint
+    operands.append(src)
+    return new_arg
+
+
 def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]) -> None:
     """Clone ``task``'s ops into each consumer (at the top of its body) and erase ``task`` (the channels that fed
     only it are left unused: ``legalise_channels`` removes them)."""
@@ -85,16 +96,8 @@ def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]
         mapping: dict[SSAValue, SSAValue] = {}
         operands = list(cons.operands)
         for arg, val in zip(src_block.args, task.operands):
-            if not arg.uses:
-                continue
-            src = _source_for(val, cons, operands)
-            if src in operands:  # the consumer reads it already
-                mapping[arg] = block.args[operands.index(src)]
-                continue
-            new_arg = block.insert_arg(arg.type, len(block.args))
-            new_arg.name_hint = arg.name_hint
-            operands.append(src)
-            mapping[arg] = new_arg
+            if arg.uses:
+                mapping[arg] = argument_for(block, operands, _source_for(val, cons, operands), arg)
         first = block.first_op
         for o in src_block.ops:
             if isinstance(o, df.YieldOp):
@@ -139,4 +142,4 @@ class FuseCopiesPass(ModulePass):
                 legalise_channels(g)
 
 
-__all__ = ["FuseCopiesPass", "is_copy", "inline_copy"]
+__all__ = ["FuseCopiesPass", "is_copy", "inline_copy", "argument_for"]

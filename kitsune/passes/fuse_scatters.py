@@ -32,6 +32,7 @@ from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.regions import tensor_shape
 from kitsune.dialects.scattered_results import scatter_source
+from kitsune.passes.fuse_copies import argument_for
 
 
 def _lone_scatter(task: df.TaskOp):
@@ -85,15 +86,8 @@ def fuse_scatter(task: df.TaskOp) -> bool:
     mapping: dict[SSAValue, SSAValue] = {src: value}
     operands = list(prod.operands)
     for arg, val in zip(tbody.args, task.operands):
-        if arg is src or not arg.uses:
-            continue
-        if val in operands:
-            mapping[arg] = pbody.args[operands.index(val)]
-            continue
-        new = pbody.insert_arg(arg.type, len(pbody.args))
-        new.name_hint = arg.name_hint
-        operands.append(val)
-        mapping[arg] = new
+        if arg is not src and arg.uses:
+            mapping[arg] = argument_for(pbody, operands, val, arg)
     for o in tbody.ops:
         if o is tbody.last_op:
             break

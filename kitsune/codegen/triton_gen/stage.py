@@ -194,7 +194,6 @@ class StageGen:
                 ix = self.tile.idx
                 if kind == "store" and target in st.store_scatters:  # every tile adds its rows, atomically
                     scatter_store(self, v, target, ix)
-                    evaluated.append((kind, v, target, None, ix))
                     continue
                 if kind == "store" and target in st.store_offsets:  # a slice of the domain: the tile, shifted
                     ix = tuple(ladd(x, lconst(-o)) for x, o in zip(ix, st.store_offsets[target]))
@@ -204,8 +203,6 @@ class StageGen:
                 tv = ev.result_at(v, ix)
                 evaluated.append((kind, v, target, tv, ix))
         for kind, v, target, tv, ix in evaluated:
-            if tv is None:  # (a scatter result: added in place above)
-                continue
             if kind == "push":
                 self.queues.push(target, tv)
             else:

@@ -22,7 +22,6 @@ QKV projection's slices) comes from the comprehension evaluator.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from kitsune.codegen.plan import CodegenError, dtype_key
@@ -34,12 +33,6 @@ from kitsune.dialects.regions import tensor_shape
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
-
-
-def attention_scale(op) -> float:
-    a = op.attrs()
-    e = tensor_shape(op.operands[0].type)[3]
-    return a["scale"] if a["scale"] != 0.0 else 1.0 / math.sqrt(e)
 
 
 class FlashAttention:
@@ -58,9 +51,10 @@ class FlashAttention:
                                f"tile")
         q, k, v = op.operands[:3]
         mask = op.operands[3] if len(op.operands) > 3 else None
-        _, hq, L, E = tensor_shape(q.type)
-        _, hk, S, _ = tensor_shape(k.type)
-        G = hq // hk
+        E = tensor_shape(q.type)[3]
+        S = tensor_shape(k.type)[2]
+        params = ev.program(op).inst.params  # (the op table's: scale 0 is 1 / sqrt(E), G query heads per kv head)
+        G, scale = params["G"], params["scale"]
         BN = int(ev.cfg.get("BN", 64))
         BN = min(BN, max(16, pow2(S)))
         et = dtype_key(q.type.get_element_type())
@@ -78,10 +72,7 @@ class FlashAttention:
         hkv = lfloordiv(hi, G) if G > 1 else hi
         qv = ev.result_at(q, (bi, hi, ii, b.axis(ea, E - 1)))
         qd = b.fresh("qd")
-        em.emit(f"{qd} = ({b.block(qv, b.frame_of({ra, ea}))}).to({dt})", 1)
-        qd_t = b.frame_of({ra, ea})
-        if qd_t != (ra, ea):
-            em.emit(f"{qd} = tl.trans({qd})", 1)
+        em.emit(f"{qd} = ({self._block(qv, ra, ea)}).to({dt})", 1)
         m_run, l_run, o_run = b.fresh("m_run"), b.fresh("l_run"), b.fresh("o_run")
         em.emit(f"{m_run} = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
         em.emit(f"{l_run} = tl.zeros([{rows}], tl.float32)", 1)
@@ -115,21 +106,15 @@ class FlashAttention:
         kv = ev.result_at(k, (bi, hkv, n, b.axis(ea, E - 1)))
         vv = ev.result_at(v, (bi, hkv, n, fi))
         kt, vt, s, p = (b.fresh(x) for x in ("kt", "vt", "s", "p"))
-        em.emit(f"{kt} = ({b.block(kv, b.frame_of({ea, na}))}).to({dt})", d2)
-        if b.frame_of({ea, na}) != (ea, na):
-            em.emit(f"{kt} = tl.trans({kt})", d2)
-        em.emit(f"{vt} = ({b.block(vv, b.frame_of({na, fa}))}).to({dt})", d2)
-        if b.frame_of({na, fa}) != (na, fa):
-            em.emit(f"{vt} = tl.trans({vt})", d2)
-        em.emit(f"{s} = {dot}({qd}, {kt}, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {attention_scale(op)!r}", d2)
+        em.emit(f"{kt} = ({self._block(kv, ea, na)}).to({dt})", d2)
+        em.emit(f"{vt} = ({self._block(vv, na, fa)}).to({dt})", d2)
+        em.emit(f"{s} = {dot}({qd}, {kt}, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {scale!r}", d2)
         if mask is not None:  # the additive mask at (query rows, keys), broadcast right-aligned
             ms = tensor_shape(mask.type)
             full = (bi, hi, ii, n)
             mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
             mv = ev.result_at(mask, mix)
-            mf = b.frame_of({ra, na})
-            mb = b.block(mv, mf) if mf == (ra, na) else f"tl.trans({b.block(mv, mf)})"
-            em.emit(f"{s} = {s} + ({mb}).to(tl.float32)", d2)
+            em.emit(f"{s} = {s} + ({self._block(mv, ra, na)}).to(tl.float32)", d2)
         keys = b.lin_tv(n)
         ok = f"({b.place(keys, (na,))} >= {n0})[None, :]" if S >= BN else f"({b.place(keys, (na,))} < {S})[None, :]"
         if causal:
@@ -150,6 +135,11 @@ class FlashAttention:
         out = b.fresh("att")
         em.emit(f"{out} = tl.where(({l_run} > 0.0)[:, None], {o_run} / tl.maximum({l_run}, 1e-30)[:, None], 0.0)", 1)
         return TV(out, (ra, fa), 1, "f")
+
+    def _block(self, tv: TV, a0: str, a1: str) -> str:
+        """``tv`` as a full [a0, a1] block (transposed where the axes were made in the other order)."""
+        f = self.b.frame_of({a0, a1})
+        return self.b.block(tv, f) if f == (a0, a1) else f"tl.trans({self.b.block(tv, f)})"
 
     def _one_axis(self, op, x: Lin, what: str) -> str:
         ax = [a for a in laxes(x)]
@@ -185,4 +175,4 @@ def clamp_query_rows(g, tix):
     return TileIndex(tuple(idx), tix.axes, tix.local)
 
 
-__all__ = ["FlashAttention", "attention_scale", "clamp_query_rows"]
+__all__ = ["FlashAttention", "clamp_query_rows"]

@@ -78,36 +78,50 @@ def generate_scatter(g: "StageGen") -> list[str]:
     # the target: plain dims from the tile, scattered dims from the index tensor
     buf = st.stores[0][1]
     t = g.gen.plan.tensors[buf]
-    tstrides = strides(t.shape)
-    terms = []
-    for k, ix in enumerate(s.lhs.indices):
-        if not scat[k]:
-            terms.append(lscale(idx[k], tstrides[k]))
-            conds += b.conds((idx[k],), (t.shape[k],))
-            continue
-        iv = ev.read(opp, ix.access, binding, 0.0)
-        n = t.shape[k]
-        g.gen.emit_index_check(b, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
-        conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
-        terms.append(lscale(b.val_atom(iv), tstrides[k]))
-    m = b.mask_mixed(conds)
-    off = ladd(*terms)
+    off, tconds = _target(g, opp, s, binding, {k: idx[k] for k in range(len(scat)) if not scat[k]}, t.shape)
+    m = b.mask_mixed(conds + tconds)
     frame = b.frame_of({rj} | set(val.frame) | set(m.frame) | laxes(off))
     if frame[0] != rj or len(frame) > 2:
         raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": scatter block {frame} is not [rows, columns]")
+    pad = "[:, None]" if len(frame) == 1 else ""
+    v, o, mk = (x + pad for x in _blocks(b, val, off, m, frame, t.dtype))
+    if assign:  # in place: the slices overwrite the buffer (a repeated index keeps one of its slices)
+        b.em.emit(f"tl.store({buf} + {o}, {v}, mask={mk})", 1)
+    else:
+        b.em.emit(f"_scatter_add({buf}, {o}, {v}, {mk})", 1)
+    g.close_work_items(body)
+    return g.body_text()
+
+
+def _target(g: "StageGen", opp, s, binding, plain: dict, shape) -> tuple:
+    """(flat offset, conditions) of scatter statement ``s``'s left side in a result of ``shape``: dim ``k`` at
+    ``plain[k]`` where given, else at the value its index tensor reads under ``binding`` (checked: an index
+    outside the result is skipped and sets the error flag)."""
+    from kitsune.semantics.comprehension import Indirect
+
+    b, ev = g.b, g.ev
+    tstrides = strides(shape)
+    terms, conds = [], []
+    for k, lix in enumerate(s.lhs.indices):
+        if not isinstance(lix, Indirect):
+            terms.append(lscale(plain[k], tstrides[k]))
+            conds += b.conds((plain[k],), (shape[k],))
+            continue
+        iv = ev.read(opp, lix.access, binding, 0.0)
+        n = shape[k]
+        g.gen.emit_index_check(b, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
+        conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
+        terms.append(lscale(b.val_atom(iv), tstrides[k]))
+    return ladd(*terms), conds
+
+
+def _blocks(b, val, off, m, frame, dtype: str) -> tuple[str, str, str]:
+    """(values, offsets, mask) of a scatter as full blocks of ``frame`` (the values in ``dtype``)."""
     shp = ", ".join(str(b.aranges[a]) for a in frame)
     lanes = b.lane_mask(frame)
     mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
-    pad = "[:, None]" if len(frame) == 1 else ""
-    v = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}])" \
-        f".to({TL[t.dtype]}){pad}"
-    o = f"tl.broadcast_to({b.render(off, frame)}, [{shp}]){pad}"
-    if assign:  # in place: the slices overwrite the buffer (a repeated index keeps one of its slices)
-        b.em.emit(f"tl.store({buf} + {o}, {v}, mask=tl.broadcast_to({mk}, [{shp}]){pad})", 1)
-    else:
-        b.em.emit(f"_scatter_add({buf}, {o}, {v}, tl.broadcast_to({mk}, [{shp}]){pad})", 1)
-    g.close_work_items(body)
-    return g.body_text()
+    v = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}]).to({TL[dtype]})"
+    return v, f"tl.broadcast_to({b.render(off, frame)}, [{shp}])", f"tl.broadcast_to({mk}, [{shp}])"
 
 
 def scatter_store(g: "StageGen", v, buf: str, ix) -> None:
@@ -132,28 +146,11 @@ def scatter_store(g: "StageGen", v, buf: str, ix) -> None:
     conds: list = list(b.conds(tuple(ix), tensor_shape(src.type)))
     val = ev.expr(opp, s.rhs, binding, 0.0)
     t = g.gen.plan.tensors[buf]
-    tstrides = strides(t.shape)
-    terms = []
-    for k, lix in enumerate(s.lhs.indices):
-        if not isinstance(lix, Indirect):
-            x = binding[lix.terms[0][0]]
-            terms.append(lscale(x, tstrides[k]))
-            conds += b.conds((x,), (t.shape[k],))
-            continue
-        iv = ev.read(opp, lix.access, binding, 0.0)
-        n = t.shape[k]
-        g.gen.emit_index_check(b, opp.op, s.lhs, k, n, iv, max(1, iv.depth))
-        conds += [ev.arith.binop(">=", iv, b.lin_tv(lconst(0))), ev.arith.binop("<", iv, b.lin_tv(lconst(n)))]
-        terms.append(lscale(b.val_atom(iv), tstrides[k]))
-    m = b.mask_mixed(conds)
-    off = ladd(*terms)
+    plain = {k: binding[lix.terms[0][0]] for k, lix in enumerate(s.lhs.indices) if not isinstance(lix, Indirect)}
+    off, tconds = _target(g, opp, s, binding, plain, t.shape)
+    m = b.mask_mixed(conds + tconds)
     frame = b.frame_of(set(val.frame) | set(m.frame) | laxes(off))
-    shp = ", ".join(str(b.aranges[a]) for a in frame)
-    lanes = b.lane_mask(frame)
-    mk = b.place(m, frame) + (f" & {lanes}" if lanes else "")
-    vv = f"tl.broadcast_to(({b.place(val, frame) if val.const is None else lit(val.const)}), [{shp}]).to({TL[t.dtype]})"
-    o = f"tl.broadcast_to({b.render(off, frame)}, [{shp}])"
-    mm = f"tl.broadcast_to({mk}, [{shp}])"
+    vv, o, mm = _blocks(b, val, off, m, frame, t.dtype)
     if len(frame) != 2:  # (_scatter_add takes [rows, columns] blocks: the interpreter adds one row at a time)
         n = math.prod(b.aranges[a] for a in frame)
         vv, o, mm = (f"tl.reshape({x}, [{n}, 1])" for x in (vv, o, mm))
