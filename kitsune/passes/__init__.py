@@ -43,6 +43,12 @@ def _kitsune_hoist_row_scale():
     return HoistRowScalePass
 
 
+def _kitsune_project_gathers():
+    from kitsune.passes.project_gathers import ProjectGathersPass
+
+    return ProjectGathersPass
+
+
 def _kitsune_merge_siblings():
     from kitsune.passes.merge_siblings import MergeSiblingsPass
 
@@ -113,6 +119,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-fuse-copies": _kitsune_fuse_copies,
     "kitsune-fuse-scatters": _kitsune_fuse_scatters,
     "kitsune-hoist-row-scale": _kitsune_hoist_row_scale,
+    "kitsune-project-gathers": _kitsune_project_gathers,
     "kitsune-merge-siblings": _kitsune_merge_siblings,
     "kitsune-choose-schedules": _kitsune_choose_schedules,
     "kitsune-split-reduction": _kitsune_split_reduction,

@@ -26,7 +26,8 @@ producers:
   row operand joins it when the cost model says recomputing it per column tile
   is cheaper than the round trip of its output through DRAM (``prologue``); so does
   a group of row gathers (``index_select``, ``embedding``, with concats and elementwise
-  ops: MeshGraphNet's ``cat(x[src], x[dst], e)``), whose rows are then loaded by index, and
+  ops: MeshGraphNet's ``cat(x[src], x[dst], e)``), whose rows are then loaded by index (always when its reader
+  reads it element for element, as an epilogue operand: each element is loaded once), and
   a contraction of at most ``small_k`` reduction steps with its epilogue (DLRM's bottom layer
   0 of 13 features), whose dot then runs inside each K step of its consumer's.
 
@@ -537,6 +538,8 @@ class _Former:
                 fusable = self.p.prologue and self.contraction_out(c) is not None
                 if not g.anchor and not g.rows:
                     why = "memory-only prologue"
+                elif g.anchor and self.row_gathers_only(g) and self.read_tile_for_tile(g, c):
+                    why = "row gathers read tile for tile (loaded by index where the consumer reads them)"
                 elif g.anchor and fusable and self.row_gathers_only(g):
                     why = self.contraction_prologue(g, c, "gather", _reads_rows)
                 elif g.anchor and fusable and self.small_contraction_only(g, self.p.small_k) and \
@@ -566,6 +569,17 @@ class _Former:
             r = roles_of(o)
             if r is None or r.reduce_op not in (None, "=") or r.has("scatter") or r.has("R"):
                 return False
+        return True
+
+    def read_tile_for_tile(self, g: _Group, c: _Group) -> bool:
+        """Group ``c`` reads every value of ``g`` it reads element for element (``access_relation`` "tile"): fused,
+        each gathered element is loaded once, by the tile that uses it, instead of written and read back (the
+        projected endpoint rows of a graph network's message, ``kitsune-project-gathers``)."""
+        for o in g.ops:
+            for r in o.results:
+                for u in r.uses:
+                    if self.group_of.get(u.operation) is c and access_relation(u.operation, u.index) != "tile":
+                        return False
         return True
 
     @staticmethod

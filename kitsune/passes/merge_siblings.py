@@ -25,29 +25,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument
 from xdsl.passes import ModulePass
 
 from kitsune.derived_weights import concat_label
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp
+from kitsune.passes.weight_args import CONST_KINDS, add_arg, arg_kind, derived_kind, drop_unused_args
 
 MERGEABLE = {"conv2d": 1, "linear": -1}
 """Op -> the dim of its result along which the siblings' outputs are concatenated (weights: always dim 0)."""
-
-CONST_KINDS = ("parameter", "constant")
-
-
-def _arg_kind(f: func.FuncOp, v: SSAValue) -> tuple[str, str] | None:
-    """(kind, label) of ``v`` when it is an argument of ``f`` with the importer's attributes, else None."""
-    if not isinstance(v, BlockArgument) or v.block is not f.body.blocks.first or f.arg_attrs is None:
-        return None
-    a = f.arg_attrs.data[v.index].data
-    kind, name = a.get("kitsune.kind"), a.get("kitsune.name")
-    if not isinstance(kind, StringAttr) or not isinstance(name, StringAttr):
-        return None
-    return kind.data, name.data
 
 
 def _key(f: func.FuncOp, op: GraphOp):
@@ -59,7 +47,7 @@ def _key(f: func.FuncOp, op: GraphOp):
     if name == "conv2d" and attrs.get("groups", 1) != 1:
         return None
     params = op.operands[1:]
-    kinds = [_arg_kind(f, p) for p in params]
+    kinds = [arg_kind(f, p) for p in params]
     if any(k is None or k[0] not in CONST_KINDS for k in kinds):
         return None
     w = params[0].type
@@ -67,27 +55,6 @@ def _key(f: func.FuncOp, op: GraphOp):
         return None
     return (name, tuple(sorted((k, str(v)) for k, v in attrs.items())), tuple(w.get_shape()[1:]), len(params),
             str(op.results[0].type.get_element_type()))
-
-
-def _add_arg(f: func.FuncOp, t: TensorType, label: str, kind: str) -> BlockArgument:
-    block = f.body.blocks.first
-    arg = block.insert_arg(t, len(block.args))
-    attrs = list(f.arg_attrs.data) + [DictionaryAttr({"kitsune.name": StringAttr(label),
-                                                      "kitsune.kind": StringAttr(kind)})]
-    f.arg_attrs = ArrayAttr(attrs)
-    f.function_type = FunctionType.from_lists([a.type for a in block.args], f.function_type.outputs.data)
-    return arg
-
-
-def _drop_unused_args(f: func.FuncOp, candidates: list[BlockArgument]) -> None:
-    block = f.body.blocks.first
-    for a in sorted(set(candidates), key=lambda a: -a.index):
-        if a.uses.get_length():
-            continue
-        i = a.index
-        block.erase_arg(a)
-        f.arg_attrs = ArrayAttr([x for j, x in enumerate(f.arg_attrs.data) if j != i])
-    f.function_type = FunctionType.from_lists([a.type for a in block.args], f.function_type.outputs.data)
 
 
 def _merge(f: func.FuncOp, ops: list[GraphOp], existing: dict[str, BlockArgument]) -> list[BlockArgument]:
@@ -99,14 +66,14 @@ def _merge(f: func.FuncOp, ops: list[GraphOp], existing: dict[str, BlockArgument
     merged_params = []
     for j in range(len(ops[0].operands) - 1):
         parts = [o.operands[1 + j] for o in ops]
-        labels = [_arg_kind(f, p)[1] for p in parts]
-        kinds = {_arg_kind(f, p)[0] for p in parts}
+        labels = [arg_kind(f, p)[1] for p in parts]
+        kinds = {arg_kind(f, p)[0] for p in parts}
         shape = list(parts[0].type.get_shape())
         shape[0] = sum(p.type.get_shape()[0] for p in parts)
         t = TensorType(parts[0].type.get_element_type(), shape)
         label = concat_label(0, labels)
         if label not in existing:
-            existing[label] = _add_arg(f, t, label, "constant" if kinds == {"constant"} else "parameter")
+            existing[label] = add_arg(f, t, label, derived_kind(kinds))
         merged_params.append(existing[label])
     out_dim = MERGEABLE[name]
     rt = ops[0].results[0].type
@@ -158,7 +125,7 @@ class MergeSiblingsPass(ModulePass):
                     if len(sib) >= 2:  # (in program order: the slices and the label follow the source)
                         sib.sort(key=block.get_operation_index)
                         read += _merge(f, sib, existing)
-            _drop_unused_args(f, read)
+            drop_unused_args(f, read)
 
 
 __all__ = ["MergeSiblingsPass", "MERGEABLE"]

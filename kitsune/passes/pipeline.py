@@ -1,6 +1,7 @@
 """kitsune-pipeline: graph -> gpu_queue in one pass.
 
-Runs ``graph-canonicalize`` (optional), ``kitsune-inplace-updates`` (buffer mutations written into the
+Runs ``graph-canonicalize`` (optional), ``kitsune-project-gathers`` and ``kitsune-merge-siblings`` (``merge``),
+``kitsune-hoist-row-scale``, ``kitsune-inplace-updates`` (buffer mutations written into the
 buffer), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small
 contractions off the anchor path become tasks of their own), ``kitsune-fuse-copies`` (tasks
@@ -38,7 +39,8 @@ class KitsunePipelinePass(ModulePass):
     split: bool = True
     """Run kitsune-split-reduction."""
     merge: bool = True
-    """Run kitsune-merge-siblings (contractions of one input with parameter weights become one)."""
+    """Run kitsune-project-gathers (a linear over gathered rows projects them before the gather) and
+    kitsune-merge-siblings (contractions of one input with parameter weights become one)."""
     templates: bool = True
     """Schedule templates (off: every task runs on the generic evaluator with form-regions' tiles)."""
     tuning_db: bool = True
@@ -47,6 +49,18 @@ class KitsunePipelinePass(ModulePass):
     """dataflow mode: fold split reductions' combines into their partials' kernels (convert-dataflow-to-gpu-queue)."""
     report: bool = False
     """Print the SM allocation to stderr."""
+
+    def task_passes(self) -> list[ModulePass]:
+        """The passes that form the tasks (graph -> dataflow), before any schedule is chosen: what
+        ``kitsune-tune`` runs to find the tasks a compile would schedule."""
+        from kitsune.passes.choose_schedules import ChooseSchedulesPass
+
+        out = []
+        for p in self.passes():
+            if isinstance(p, ChooseSchedulesPass):
+                return out
+            out.append(p)
+        return out
 
     def passes(self) -> list[ModulePass]:
         from kitsune.passes.allocate_sms import AllocateSMsPass
@@ -61,12 +75,14 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.inplace_updates import InplaceUpdatesPass
         from kitsune.passes.hoist_row_scale import HoistRowScalePass
         from kitsune.passes.merge_siblings import MergeSiblingsPass
+        from kitsune.passes.project_gathers import ProjectGathersPass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
         if self.canonicalize:
             out.append(GraphCanonicalizePass())
         if self.merge:
+            out.append(ProjectGathersPass())
             out.append(MergeSiblingsPass())
         if self.canonicalize:
             out.append(HoistRowScalePass())

@@ -127,7 +127,8 @@ class GemmConfig(Config):
             cbuf = self.BM * min(self.BN, 128) * p.elem_bytes  # the result's way out (a TMA store)
             return Resources(self.warps, min(255, 65536 // threads), smem + cbuf + 1024)
         acc = self.BB * self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
-        return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0)), smem)
+        norm = acc if p.row else 0  # a norm in the epilogue holds the centred row beside the accumulator
+        return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
 
     def tile(self, p: Problem) -> tuple[int, int]:
         return (min(self.BM, p.M), min(self.BN, p.N))
@@ -191,6 +192,8 @@ class GemmConfig(Config):
     def space(p: Problem) -> list["GemmConfig"]:
         if batched_small(p):
             return GemmConfig.batched_space(p)
+        if p.row:
+            return GemmConfig.row_space(p)
         out = []
         for BM, BN, w, st in ((128, 256, 8, 3), (128, 128, 8, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 4),
                               (128, 128, 8, 5), (128, 128, 4, 5)):
@@ -207,6 +210,19 @@ class GemmConfig(Config):
         out += [replace(c, PER_ITEM=True) for c in out if c.SPLIT == 1]
         out += GemmConfig.gluon_space(p)
         return out or [GemmConfig(BM=64, BN=64, BK=32, warps=4, stages=2)]
+
+    @staticmethod
+    def row_space(p: Problem) -> list["GemmConfig"]:
+        """A norm over each row of the result follows in the epilogue (``Problem.row``): the tile spans the row
+        (BN = row), unsplit, at most 128 fp32 accumulator registers per thread (the norm's statistics and the
+        epilogue's operands need the rest)."""
+        out = []
+        for BM, w, st in ((64, 4, 4), (128, 8, 4), (64, 4, 3), (128, 8, 3), (64, 8, 4), (128, 4, 3), (32, 4, 4)):
+            if BM > max(32, _pow2_ge(p.M)) or BM * p.row // (32 * w) > 128:
+                continue
+            out.append(GemmConfig(BM=BM, BN=p.row, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st))
+        out += [replace(c, PER_ITEM=True) for c in out]
+        return out
 
     @staticmethod
     def gluon_space(p: Problem) -> list["GemmConfig"]:
@@ -585,6 +601,11 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     cls = CONFIGS[p.template]
     if p.template == "gemm" and batched_small(p):
         return GemmConfig.batched_default(p, gpu)
+    if p.template == "gemm" and p.row:
+        # 64 rows on 4 warps: on the H100 the best or within 4% of it on mgn_10k's GEMM + LayerNorm tasks, where
+        # the cost model's pick, 128 rows on 8 warps (255 registers, one CTA per SM), took 58 us against 46
+        # (bench/kernels/NOTES.md section 25)
+        return GemmConfig.row_space(p)[0]
     if p.template in ("gemm", "gemv"):
         cands = cls.space(p)
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))

@@ -67,8 +67,73 @@ def lower(module: ModuleOp, gpu: str = "h100", mode: str = "bulk-sync") -> Modul
     return module
 
 
+def _accesses(e):
+    """Every ``Access`` in a comprehension expression (index expressions included)."""
+    from kitsune.semantics.comprehension import Access, Indirect
+
+    if isinstance(e, Access):
+        yield e
+        for ix in e.indices:
+            if isinstance(ix, Indirect):
+                yield from _accesses(ix.access)
+    elif isinstance(e, tuple):
+        for x in e:
+            yield from _accesses(x)
+    elif hasattr(e, "__dataclass_fields__"):
+        for name in e.__dataclass_fields__:
+            yield from _accesses(getattr(e, name))
+
+
+def index_extents(task: df.TaskOp) -> dict[int, int]:
+    """Argument position -> the extent of the dim its values index, for each integer argument of ``task`` that
+    an op of its body uses as an index (a gather's or scatter's rows; the smallest such dim when several)."""
+    from kitsune.dialects.graph import GraphOp
+    from kitsune.schedule.roles import op_program
+    from kitsune.semantics.comprehension import Indirect
+
+    args = list(task.body.blocks.first.args)
+    pos = {id(a): i for i, a in enumerate(args)}
+    out: dict[int, int] = {}
+    for op in task.body.blocks.first.ops:
+        if not isinstance(op, GraphOp):
+            continue
+        got = op_program(op)
+        if got is None:
+            continue
+        inst, bound, prog = got
+        names = {name: op.operands[i] for name, i in dict(inst.inputs).items() if i < len(op.operands)}
+        for st in prog.stmts:
+            for acc in _accesses((st.lhs, st.rhs)):
+                for d, ix in enumerate(acc.indices):
+                    if not isinstance(ix, Indirect) or ix.access.tensor not in names:
+                        continue
+                    shape = bound.shapes.get(acc.tensor)
+                    if shape is None or d >= len(shape) or shape[d] <= 0:
+                        continue
+                    for i in _index_args(names[ix.access.tensor], pos):
+                        out[i] = min(out.get(i, shape[d]), shape[d])
+    return out
+
+
+def _index_args(v, pos: dict[int, int], depth: int = 8) -> list[int]:
+    """Positions of the task arguments an index value is computed from through elementwise ops (``x[i]``'s
+    wrap of negative indices, ``where(i < 0, i + n, i)``)."""
+    from kitsune.dialects.graph import GraphOp
+
+    if id(v) in pos:
+        return [pos[id(v)]]
+    o = v.owner
+    if depth == 0 or not isinstance(o, GraphOp) or o.OPDEF.category != "elementwise":
+        return []
+    return [i for x in o.operands if "i" in str(x.type.get_element_type())[:1]
+            for i in _index_args(x, pos, depth - 1)]
+
+
 def random_inputs(module: ModuleOp, device, seed: int = 0):
-    """Random inputs for @main: floats ~ N(0, 1/last dim) (keeps sums O(1)), integers in [0, 2)."""
+    """Random inputs for @main: floats ~ N(0, 1/last dim) (keeps sums O(1)); integers uniform over the dim they
+    index (``index_extents``: a gather or scatter then spreads over its rows as a real graph's indices do, not
+    over two rows, which turns a scatter's atomics into contention and a gather into cache hits), else in
+    [0, 2)."""
     import torch
 
     from kitsune.codegen.plan import dtype_key
@@ -76,14 +141,16 @@ def random_inputs(module: ModuleOp, device, seed: int = 0):
 
     g = torch.Generator(device="cpu").manual_seed(seed)
     f = [o for o in module.walk() if isinstance(o, func.FuncOp)][0]
+    tasks = [o for o in module.walk() if isinstance(o, df.TaskOp)]
+    extents = index_extents(tasks[0]) if len(tasks) == 1 else {}
     out = []
-    for a in f.body.blocks.first.args:
+    for i, a in enumerate(f.body.blocks.first.args):
         shape = tuple(a.type.get_shape())
         dt = TORCH_DTYPES[dtype_key(a.type.get_element_type())]
         if dt.is_floating_point:
             x = torch.randn(shape, generator=g) / math.sqrt(max(1, shape[-1] if shape else 1))
         else:
-            x = torch.randint(0, 2, shape, generator=g)
+            x = torch.randint(0, extents.get(i, 2), shape, generator=g)
         out.append(x.to(dt).to(device))
     return out
 

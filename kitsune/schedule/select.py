@@ -70,10 +70,31 @@ def anchor_of(task) -> tuple[GOp | None, str]:
         nxt = [o for o in op.operands if tensor_shape(o.type) == shape and isinstance(o.owner, GOp)]
         if not nxt:
             return op, ""
-        # follow the operand that is not elementwise itself first (the anchor side)
-        nxt.sort(key=lambda o: 0 if not _elementwise(o.owner) else 1)
+        # follow the anchor side: an operand that is not elementwise itself first, but elementwise ops over a
+        # contraction before a gather (a GEMM's epilogue adding gathered rows: the GEMM is the anchor)
+        nxt.sort(key=lambda o: _anchor_rank(o, shape))
         v = nxt[0]
     return None, "result #0 is a task argument"
+
+
+def _anchor_rank(v, shape) -> int:
+    """Which operand ``anchor_of`` follows first (lowest): 0 an op that is neither elementwise nor a gather,
+    1 elementwise ops over a contraction, 2 a gather, 3 other elementwise ops."""
+    op = v.owner
+    if not _elementwise(op):
+        return 2 if op.OPDEF.category == "gather" else 0
+    return 1 if _contraction_behind(v, shape) else 3
+
+
+def _contraction_behind(v, shape, depth: int = 16) -> bool:
+    """A contraction of result shape ``shape`` is behind ``v`` through same-shape elementwise ops."""
+    op = v.owner
+    if not isinstance(op, GOp) or depth == 0:
+        return False
+    if op.OPDEF.category == "contraction":
+        return tensor_shape(op.results[0].type) == shape
+    return _elementwise(op) and any(tensor_shape(o.type) == shape and _contraction_behind(o, shape, depth - 1)
+                                    for o in op.operands)
 
 
 def _downstream_elementwise(task, anchor: GOp) -> bool:
@@ -107,8 +128,65 @@ def _all_after(task, anchor: GOp) -> bool:
     return all(v in after for v in y.operands)
 
 
-def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
-    """The gemm / gemv problem of a contraction anchor whose output is task result #0's shape."""
+ROW_EPILOGUE_MAX = 256
+"""Widest row a norm in a gemm template's epilogue normalises (the template's widest BN)."""
+
+
+def _row_ops_over(task, contraction: GOp | None) -> list[GOp]:
+    """The row-wise ops of ``task`` (norms, softmax, row reductions) computed from ``contraction``'s result."""
+    if contraction is None:
+        return []
+    from kitsune.passes.form_regions import row_wise
+
+    members = set(task.body.blocks.first.ops)
+    out, stack, seen = [], [contraction.results[0]], set()
+    while stack:
+        for u in stack.pop().uses:
+            o = u.operation
+            if o in seen or o not in members or not isinstance(o, GOp):
+                continue
+            seen.add(o)
+            if row_wise(o):
+                out.append(o)
+            stack += list(o.results)
+    return out
+
+
+def row_epilogue_contraction(op: GOp) -> GOp | None:
+    """The contraction whose result ``op`` normalises row by row (a LayerNorm / RMSNorm over the last dim, a
+    softmax along it), through same-shape elementwise ops (bias, activation), when the row is a power of two
+    of 16 .. ``ROW_EPILOGUE_MAX``: one gemm tile then spans the row and the norm runs in its epilogue."""
+    name = op.OPDEF.name
+    if name in ("layer_norm", "rms_norm"):
+        if op.attrs()["normalized_rank"] != 1:
+            return None
+    elif name not in ("softmax", "log_softmax") or op.attrs()["dim"] % len(tensor_shape(op.operands[0].type)) \
+            != len(tensor_shape(op.operands[0].type)) - 1:
+        return None
+    shape = tensor_shape(op.operands[0].type)
+    n = shape[-1] if shape else 0
+    if n < 16 or n > ROW_EPILOGUE_MAX or n & (n - 1) or tensor_shape(op.results[0].type) != shape:
+        return None
+    v = op.operands[0]
+    for _ in range(16):
+        o = v.owner
+        if not isinstance(o, GOp):
+            return None
+        if o.OPDEF.category == "contraction":
+            return o if tensor_shape(o.results[0].type) == shape else None
+        if not _elementwise(o):
+            return None
+        nxt = [x for x in o.operands if tensor_shape(x.type) == shape and _contraction_behind(x, shape)]
+        if not nxt:
+            return None
+        v = nxt[0]
+    return None
+
+
+def problem_of(task, anchor: GOp, r: Roles, row: int = 0) -> tuple[Problem, str] | None:
+    """The gemm / gemv problem of a contraction anchor whose output is task result #0's shape (``row``: a norm
+    over rows of that many columns follows in the epilogue, ``row_epilogue_contraction``: gemm only, the tile
+    spans the row, no split)."""
     if not is_contraction(r):
         return None
     y = task.body.blocks.first.last_op
@@ -123,6 +201,11 @@ def problem_of(task, anchor: GOp, r: Roles) -> tuple[Problem, str] | None:
     template = "gemv" if M <= GEMV_MAX_M else "gemm"
     if batched_small(Problem("gemm", M=M, N=N, K=K, batch=B)):
         template, split_ok = "gemm", False  # whole small matrices, several batch entries per tile
+    if row:
+        if template != "gemm" or B != 1 or N != row or batched_small(Problem("gemm", M=M, N=N, K=K, batch=B)):
+            return None
+        return (Problem("gemm", M=M, N=N, K=K, batch=B, elem_bytes=eb, row=row, split_ok=False),
+                f"{r.summary()}, a norm over rows of {row} in the epilogue")
     return Problem(template, M=M, N=N, K=K, batch=B, elem_bytes=eb, split_ok=split_ok), r.summary()
 
 
@@ -489,7 +572,19 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     sc = scatter_choice(task, anchor, gpu, use_db) or conv_choice(task, anchor, r, gpu, use_db)
     if sc is not None:
         return sc
-    got = problem_of(task, anchor, r)
+    got = None
+    norms = _row_ops_over(task, anchor if anchor.OPDEF.category == "contraction" else None)
+    behind = row_epilogue_contraction(anchor) if not norms else (
+        anchor if all(row_epilogue_contraction(n) is anchor for n in norms) else None)
+    if behind is not None:  # a norm over the rows of a GEMM's result: the gemm template, its tile spanning the row
+        rr = roles_of(behind)
+        got = problem_of(task, behind, rr, row=tensor_shape(behind.results[0].type)[-1]) if rr else None
+        if got is not None:
+            anchor, r = behind, rr
+    if got is None:
+        got = problem_of(task, anchor, r)
+        if got is not None and norms and got[0].template == "gemm":
+            got = None  # a norm over rows the gemm tile does not span: the evaluator runs the task
     if got is None:
         sliced = sliced_gemv(task, gpu, use_db)
         if sliced is not None:

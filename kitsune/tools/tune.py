@@ -40,20 +40,17 @@ def _progress(i: int, n: int, label: str, t0: float) -> None:
 
 
 def scheduled_tasks(graph_module, gpu: str):
-    """(task, Choice) of every task of the graph module after form-regions and kitsune-materialize (configs:
-    heuristic defaults)."""
+    """(task, Choice) of every task of the graph module as ``kitsune-pipeline`` forms them (its passes before
+    kitsune-choose-schedules; configs: heuristic defaults)."""
     from kitsune.context import make_context
     from kitsune.dialects import dataflow as df
-    from kitsune.passes.form_regions import FormRegionsPass
-    from kitsune.passes.graph_canonicalize import GraphCanonicalizePass
-    from kitsune.passes.materialize import MaterializePass
+    from kitsune.passes.pipeline import KitsunePipelinePass
     from kitsune.schedule.select import choose
 
     m = graph_module.clone()
     ctx = make_context()
-    GraphCanonicalizePass().apply(ctx, m)
-    FormRegionsPass().apply(ctx, m)
-    MaterializePass().apply(ctx, m)
+    for p in KitsunePipelinePass(mode="bulk-sync", gpu=gpu).task_passes():
+        p.apply(ctx, m)
     out = []
     for t in [o for o in m.walk() if isinstance(o, df.TaskOp)]:
         out.append((t, choose(t, gpu, use_db=False)))

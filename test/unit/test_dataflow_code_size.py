@@ -97,7 +97,9 @@ def test_gpt2_like_stack_in_dataflow_mode_is_no_larger_than_bulk_sync():
                    and s.template() in ("generic", "pointwise") and _padded(s.tile_sizes()) > ROW_BAND_LIMIT]
             assert not big, f"evaluator stages with tiles beyond ROW_BAND_LIMIT: {big}"
     assert functions["dataflow"] <= 1.1 * functions["bulk-sync"], functions
-    assert stages["dataflow"] <= stages["bulk-sync"] + 2, stages
+    # (a layer's GEMMs with their LayerNorms, on the gemm template since a norm over 256-wide rows runs in its
+    # epilogue, pipelined in one kernel: 4 stages; the split partials this guards against made 16)
+    assert stages["dataflow"] <= stages["bulk-sync"] + 4, stages
 
 
 def test_temporal_kernels_of_identical_layers_share_one_function():

@@ -119,14 +119,25 @@ func.func @main(%w1: tensor<4x4x1x1xf32> {kitsune.name = "a", kitsune.kind = "pa
 def test_derived_weights_resolve():
     import torch
 
-    from kitsune.derived_weights import available, concat_label, recipe, resolve
+    from kitsune.derived_weights import Recipe, available, concat_label, recipe, resolve, slice_label
 
     lab = concat_label(0, ["a.w", "b.w"])
-    assert recipe(lab) == (0, ["a.w", "b.w"]) and recipe("a.w") is None
+    assert recipe(lab) == Recipe("concat", 0, ("a.w", "b.w")) and recipe("a.w") is None
     w = {"a.w": torch.ones(2, 3), "b.w": torch.zeros(1, 3)}
     assert resolve(lab, w).shape == (3, 3) and available(lab, w) and not available(concat_label(0, ["a.w", "c"]), w)
     with pytest.raises(KeyError):
         resolve("c", w)
+    # recipes nest: the column blocks of one weight, concatenated along rows
+    w["f.w"] = torch.arange(12.0).reshape(2, 6)
+    nested = concat_label(0, [slice_label(1, 0, 3, "f.w"), slice_label(1, 3, 6, "f.w")])
+    assert recipe(nested).parts == (slice_label(1, 0, 3, "f.w"), slice_label(1, 3, 6, "f.w"))
+    assert recipe(slice_label(1, 3, 6, "f.w")) == Recipe("slice", 1, ("f.w",), 3, 6)
+    assert torch.equal(resolve(nested, w), torch.cat([w["f.w"][:, :3], w["f.w"][:, 3:]], 0))
+    assert not available(concat_label(0, [slice_label(1, 0, 3, "g.w"), "a.w"]), w)
+    import numpy as np
+
+    got = resolve(slice_label(1, 1, 4, "n.w"), {"n.w": np.arange(12.0).reshape(2, 6)})
+    assert got.shape == (2, 3) and got[1, 0] == 7.0
 
 
 def _siblings_model():

@@ -354,6 +354,42 @@ def test_row_reduction_reuses_the_tile(tmp_path_factory, m, n, k, dt, norm, mode
         assert len(dots) <= 1 and len(loops) <= 1, "the GEMM was recomputed for the row statistics"
 
 
+def lower_row_epilogue(text, cfg, mode):
+    """form-regions, then the gemm template with ``cfg`` on the task whose GEMM a norm follows (chosen through
+    ``choose``, as kitsune-choose-schedules does: the norm's contraction as the anchor), then the rest."""
+    from kitsune.schedule.select import choose
+
+    module = parse_module(text)
+    ctx = make_context()
+    FormRegionsPass().apply(ctx, module)
+    for g in [o for o in module.walk() if isinstance(o, df.GraphOp)]:
+        for t in g.tasks():
+            ch = choose(t, "h100", use_db=False, forced={"template": "gemm", **cfg.as_dict()})
+            assert ch.template == "gemm" and ch.problem.row == ch.problem.N, ch
+            set_tile(t, ch.tile)
+            t.attributes["template"] = StringAttr("gemm")
+            t.attributes["config"] = config_attr(ch.config)
+        legalise_channels(g)
+    ChooseSchedulesPass().apply(ctx, module)
+    ConvertDataflowToGpuQueuePass(mode=mode).apply(ctx, module)
+    AllocateSMsPass().apply(ctx, module)
+    module.verify()
+    return module
+
+
+@settings(**SETTINGS)
+@given(m=st.integers(17, 90), n=st.sampled_from([16, 32, 64]), k=st.integers(8, 100), bm=st.sampled_from([16, 32]),
+       dt=st.sampled_from(["f32", "bf16"]), norm=st.sampled_from(["layer_norm", "softmax"]),
+       per_item=st.booleans(), mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
+def test_gemm_template_with_a_row_norm_epilogue(tmp_path_factory, m, n, k, bm, dt, norm, per_item, mode, seed):
+    """A LayerNorm / softmax over the rows of a GEMM's result whose tile spans the row (BN = the row, a power of
+    two): the gemm template runs it in its epilogue over the accumulator (M tails included), the dot once."""
+    cfg = GemmConfig(BM=bm, BN=n, BK=32, GROUP_M=1, SPLIT=1, warps=4, stages=2, PER_ITEM=per_item)
+    src = run(linear_norm_module(m, n, k, dt, norm), cfg, mode, tmp_path_factory.mktemp("rowgemm"), dt, seed,
+              lower=lower_row_epilogue, name="gemm_row")
+    assert len(re.findall(r"acc\d+ = (?:_dot_lp|tl\.dot)\(", src)) == 1
+
+
 # ---------------------------------------------------------------- conv (implicit GEMM over output rows)
 
 
@@ -604,7 +640,9 @@ def test_split_gemv_with_two_epilogue_results(monkeypatch, tmp_path):
 def test_gemm_row_operand_gathered_in_k_segments(mode):
     """MeshGraphNet's edge input: ``cat(x[src], x[dst], e)`` is the first GEMM's row operand, loaded by index
     in its prologue (no task writes the gathered rows); each part of the concatenation, 64 columns (= BK),
-    gets its own K loop that loads only that part. Random indices with repeats and rows past the last tile."""
+    gets its own K loop that loads only that part. Random indices with repeats and rows past the last tile. (x has
+    more rows than there are edges here, so kitsune-project-gathers, which projects x's rows before the gather
+    when there are fewer, leaves the concatenation to the GEMM: test_project_gathers has the other case.)"""
     import torch
     from torch import nn
 
@@ -620,8 +658,8 @@ def test_gemm_row_operand_gathered_in_k_segments(mode):
 
     torch.manual_seed(0)
     m = Edge().to(torch.bfloat16)
-    ins = (torch.randn(12, 64, dtype=torch.bfloat16), torch.randn(70, 64, dtype=torch.bfloat16),
-           torch.randint(0, 12, (70,)), torch.randint(0, 12, (70,)))
+    ins = (torch.randn(80, 64, dtype=torch.bfloat16), torch.randn(70, 64, dtype=torch.bfloat16),
+           torch.randint(0, 80, (70,)), torch.randint(0, 80, (70,)))
     cm = kitsune.compile(m, ins, mode=mode, device="cpu")
     stages = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
     assert len(stages) == 1 and 'template = "gemm"' in stages[0]

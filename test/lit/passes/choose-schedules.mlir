@@ -138,3 +138,48 @@ func.func @chain_few_rows(%x: tensor<2048x64xbf16>, %w0: tensor<256x64xbf16>, %w
   %y = graph.linear %a0, %w1 : tensor<2048x256xbf16>, tensor<256x256xbf16> -> tensor<2048x256xbf16>
   func.return %y : tensor<2048x256xbf16>
 }
+
+// -----
+
+// A LayerNorm over rows of 128 after the GEMM (bias, ReLU between): the gemm template with the norm in its
+// epilogue, its tile spanning the row (BN = 128, 64 rows on 4 warps by default), the problem keyed by the row.
+// A norm over rows of 192 (not a power of two: no tile spans it exactly) stays on the evaluator.
+// CHECK-LABEL: func.func @gemm_norm(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [64, 128] attributes {template = "gemm", config = {warps = 4 : i64, stages = 4 : i64, BM = 64 : i64, BN = 128 : i64, BK = 64 : i64, GROUP_M = 8 : i64, SPLIT = 1 : i64}, schedule = "heuristic: roles M=d0:60000 N=n:128 K=k:128, a norm over rows of 128 in the epilogue"}
+// CHECK: graph.layer_norm
+func.func @gemm_norm(%x: tensor<60000x128xbf16>, %w: tensor<128x128xbf16>, %b: tensor<128xbf16>, %g: tensor<128xbf16>, %c: tensor<128xbf16>) -> tensor<60000x128xbf16> {
+  %h = graph.linear %x, %w, %b : tensor<60000x128xbf16>, tensor<128x128xbf16>, tensor<128xbf16> -> tensor<60000x128xbf16>
+  %r = graph.relu %h : tensor<60000x128xbf16> -> tensor<60000x128xbf16>
+  %n = graph.layer_norm %r, %g, %c : tensor<60000x128xbf16>, tensor<128xbf16>, tensor<128xbf16> -> tensor<60000x128xbf16>
+  func.return %n : tensor<60000x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gemm_norm_192(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [{{[0-9]+}}, 192] attributes {template = "generic"
+// CHECK: graph.layer_norm
+func.func @gemm_norm_192(%x: tensor<4096x128xbf16>, %w: tensor<192x128xbf16>, %g: tensor<192xbf16>, %c: tensor<192xbf16>) -> tensor<4096x192xbf16> {
+  %h = graph.linear %x, %w : tensor<4096x128xbf16>, tensor<192x128xbf16> -> tensor<4096x192xbf16>
+  %n = graph.layer_norm %h, %g, %c : tensor<4096x192xbf16>, tensor<192xbf16>, tensor<192xbf16> -> tensor<4096x192xbf16>
+  func.return %n : tensor<4096x192xbf16>
+}
+
+// -----
+
+// A GEMM whose epilogue adds rows gathered by index (a graph network's projected endpoints,
+// kitsune-project-gathers): the GEMM is the anchor (gemm template), the gathers load in its epilogue.
+// CHECK-LABEL: func.func @gemm_gathered_epilogue(
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [{{[0-9]+}}, 128] attributes {template = "gemm"{{.*}}schedule = "heuristic: roles M=d0:60000 N=n:128 K=k:128"}
+// CHECK: graph.index_select
+// CHECK: graph.index_select
+// CHECK-NOT: dataflow.task
+func.func @gemm_gathered_epilogue(%e: tensor<60000x128xbf16>, %w: tensor<128x128xbf16>, %p: tensor<10000x128xbf16>, %q: tensor<10000x128xbf16>, %src: tensor<60000xi64>, %dst: tensor<60000xi64>) -> tensor<60000x128xbf16> {
+  %h = graph.linear %e, %w : tensor<60000x128xbf16>, tensor<128x128xbf16> -> tensor<60000x128xbf16>
+  %ps = graph.index_select %p, %src {dim = 0} : tensor<10000x128xbf16>, tensor<60000xi64> -> tensor<60000x128xbf16>
+  %qd = graph.index_select %q, %dst {dim = 0} : tensor<10000x128xbf16>, tensor<60000xi64> -> tensor<60000x128xbf16>
+  %a = graph.add %h, %ps : tensor<60000x128xbf16>, tensor<60000x128xbf16> -> tensor<60000x128xbf16>
+  %s = graph.add %a, %qd : tensor<60000x128xbf16>, tensor<60000x128xbf16> -> tensor<60000x128xbf16>
+  %r = graph.relu %s : tensor<60000x128xbf16> -> tensor<60000x128xbf16>
+  func.return %r : tensor<60000x128xbf16>
+}
