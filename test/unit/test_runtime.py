@@ -525,8 +525,8 @@ def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
     src = cm.source
     for k in cm.program.module.KERNELS:
         body = src.split(f"def {k['name']}(", 1)[1].split("\n\n", 1)[0]
-        wait, ticket = body.index("gdc_wait()"), body.index("tl.atomic_add(ctr")
-        assert wait < ticket and body.index("tl.load(epoch_ptr)") > wait  # nothing is read before the wait
+        wait, pid = body.index("gdc_wait()"), body.index("pid = ")
+        assert wait < pid and body.index("tl.load(epoch_ptr)") > wait  # nothing is read before the wait
         assert body.rindex("gdc_launch_dependents()") > body.rindex(f"{k['name']}_")  # PDL 2: after the stage calls
         assert k["constexprs"]["PDL"] == 0 and k["signature"]["PDL"] == "constexpr"
     assert cm.program.state["pdl"] == 0  # on the CPU
@@ -534,6 +534,32 @@ def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
     mod = cm.program.module
     assert mod._pdl(torch.device("cpu")) == 0
     assert _rel(cm(x), model(x)) < 1e-4
+
+
+def test_tickets_only_where_a_program_waits():
+    """A kernel none of whose programs waits on another (every bulk-sync kernel) takes the CTA's own id, no ticket
+    (one atomic per program on one counter); a dataflow kernel whose stages spin on counters takes its program
+    ids from the ticket, in start order. Both compute the model, launch after launch (the epoch moves on)."""
+    _needs_codegen()
+    import kitsune
+    from kitsune.bench.harness import flatten, get_source
+
+    model, inputs = get_source("mlp_gpt3_T256").build(0.02, torch.float32, "cpu", 0)
+    model.eval()
+    want = model(*inputs)
+    for mode, placement in (("bulk-sync", "auto"), ("dataflow", "temporal")):
+        cm = kitsune.compile(model, inputs, mode=mode, placement=placement, device="cpu")
+        src = cm.source
+        for k in cm.program.module.KERNELS:
+            body = src.split(f"def {k['name']}(", 1)[1].split("\n\n", 1)[0]
+            stages = "".join(s.split("@triton.jit")[0] for s in src.split(f"def {k['name']}_")[1:])
+            waits = any(w in stages for w in ("_pop_wait(", "_await_stages(", "_push_wait(", "_acquire("))
+            assert ("pid = tl.atomic_add(ctr + ticket, 1)" in body) == waits, (mode, k["name"])
+            assert ("pid = tl.program_id(0)" in body) != waits, (mode, k["name"])
+        if mode == "dataflow":
+            assert "pid = tl.atomic_add(ctr + ticket, 1)" in src  # (the temporal kernel waits)
+        for _ in range(2):
+            torch.testing.assert_close(flatten(cm(*inputs))[0], want, rtol=1e-4, atol=1e-4)
 
 
 def test_compile_placement_option():
