@@ -3,8 +3,8 @@ whether an access pattern became 16-byte vectors before any GPU time is spent on
 
     python bench/kernels/ptx_access.py SOURCE.py [KERNEL...]      # a module written by generate_triton
 
-Per kernel: registers, and the counts of ``ld.global`` / ``st.global`` instructions by vector width and element
-size (``v4.b32``: 16 bytes, ``b16``: one bf16); counts are static (instructions in the PTX), not executed.
+Per kernel: registers, and the counts of ``ld.global`` / ``st.global`` (and ``atom`` / ``red`` adds) instructions
+by vector width and element size (``v4.b32``: 16 bytes, ``b16``: one bf16); counts are static (instructions in the PTX), not executed.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ def main(argv=None) -> int:
         source = fh.read()
     mod = load_module_source(source, tempfile.mkdtemp(prefix="ptx_access_"))
     pat = re.compile(r"\b(ld|st)\.global(?:\.[a-z]+)*?((?:\.v[248])?\.[bfsu]\d+)")
+    atom = re.compile(r"\b(atom|red)\.global(?:\.[a-z]+)*?\.add(?:\.noftz)?((?:\.v[248])?\.(?:bf16x2|f16x2|[bfsu]\d+))")
     for k in mod.KERNELS:
         if len(argv) > 1 and k["name"] not in argv[1:]:
             continue
         r = compile_kernel(k, keep_ptx=True)
         counts = collections.Counter(f"{op}{w}" for op, w in pat.findall(r["ptx"]))
+        counts.update(f"{op}{w}" for op, w in atom.findall(r["ptx"]))
         print(f"{k['name']}: regs {r['registers']} smem {r['shared']} wgmma {r['wgmma']}  "
               + "  ".join(f"{key} {n}" for key, n in sorted(counts.items())))
     return 0
