@@ -156,7 +156,12 @@ def random_inputs(module: ModuleOp, device, seed: int = 0):
 
 
 def measure(program, inputs, reps: int = 10) -> float:
-    """Median ms of one launch of a loaded Program: ``reps`` launches captured in one CUDA graph, replayed."""
+    """Median ms of one launch of a loaded Program: ``reps`` launches captured in one CUDA graph, replayed.
+
+    The launches rotate over copies of the weights and inputs, as many as make the copies twice the L2 cache
+    (``rotation_copies``): in a model each layer's weights come from DRAM, and a task whose operands fit the L2
+    would otherwise read them from it in all but the first launch (Llama-1B's 33.5 MB down projection: 8.9 us
+    alone against 13.6 in its launch plan, bench/kernels/NOTES.md section 25)."""
     import torch
     from triton.testing import do_bench
 
@@ -164,9 +169,18 @@ def measure(program, inputs, reps: int = 10) -> float:
 
     m = program.module
     tensors = {**program._tensors, **dict(zip(program.input_names, inputs))}
+    l2 = int(getattr(torch.cuda.get_device_properties(program.device), "L2_cache_size", 50 << 20) or (50 << 20))
+    copies = rotation_copies(sum(t.numel() * t.element_size() for t in tensors.values()), l2, reps)
+    sets = [tensors] + [{n: t.clone() for n, t in tensors.items()} for _ in range(copies - 1)]
     with torch.cuda.device(program.device):
-        g, _ = capture_graph(lambda: [m.launch(program.state, tensors) for _ in range(reps)])
+        g, _ = capture_graph(lambda: [m.launch(program.state, sets[i % copies]) for i in range(reps)])
         return do_bench(g.replay, warmup=25, rep=200, return_mode="median") / reps
+
+
+def rotation_copies(nbytes: int, l2_bytes: int, reps: int) -> int:
+    """Copies of a launch's operands (``nbytes``) that ``measure`` rotates over: together at least twice the L2
+    (``l2_bytes``), at most one per launch (``reps``)."""
+    return max(1, min(reps, -(-2 * l2_bytes // max(1, nbytes))))
 
 
 def rel_err(a, b) -> float:
@@ -174,4 +188,5 @@ def rel_err(a, b) -> float:
     return float((a - b).norm() / b.norm().clamp_min(1e-30))
 
 
-__all__ = ["task_module", "with_config", "lower", "random_inputs", "measure", "rel_err", "only_task"]
+__all__ = ["task_module", "with_config", "lower", "random_inputs", "index_extents", "measure", "rotation_copies",
+           "rel_err", "only_task"]

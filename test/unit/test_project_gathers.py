@@ -167,34 +167,3 @@ def test_message_function_end_to_end(mode):
             ref = m(*args)
         torch.testing.assert_close(cm(*args), ref, rtol=1e-4, atol=1e-4)
 
-
-def test_tuner_sees_the_pipelines_tasks_and_draws_indices_over_their_rows():
-    """kitsune-tune's tasks are the ones a compile schedules (kitsune-pipeline's task-forming passes: here the edge
-    GEMM over the edge features, K 16, its projected endpoints gathered in its epilogue, on the gemm template),
-    and its random index inputs cover the rows they index (a gather / scatter over two rows would time contention
-    and cache hits, not the task)."""
-    import torch
-    from torch import nn
-
-    from kitsune.frontend.torch_export import import_module
-    from kitsune.schedule import isolate
-    from kitsune.tools.tune import scheduled_tasks
-
-    class Message(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Linear(3 * 16, 32)
-
-        def forward(self, x, e, src, dst):
-            return torch.relu(self.fc(torch.cat([x[src], x[dst], e], -1)))
-
-    args = (torch.randn(300, 16), torch.randn(4000, 16), torch.randint(0, 300, (4000,)),
-            torch.randint(0, 300, (4000,)))
-    module, _ = import_module(Message(), args, None, with_weights=False)
-    tasks = scheduled_tasks(module, "h100")
-    edge = [(t, c) for t, c in tasks if c.problem is not None and c.problem.M == 4000]
-    assert len(edge) == 1 and edge[0][1].template == "gemm" and edge[0][1].problem.K == 16, tasks
-    m = isolate.task_module(edge[0][0])
-    ins = isolate.random_inputs(m, "cpu", seed=1)
-    ints = [x for x in ins if not x.is_floating_point()]
-    assert len(ints) == 2 and all(int(x.max()) > 200 and int(x.min()) >= 0 and int(x.max()) < 300 for x in ints)
