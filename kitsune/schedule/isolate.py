@@ -118,6 +118,8 @@ def index_extents(task: df.TaskOp) -> dict[int, int]:
 def _index_args(v, pos: dict[int, int], depth: int = 8) -> list[int]:
     """Positions of the task arguments an index value is computed from through elementwise ops (``x[i]``'s
     wrap of negative indices, ``where(i < 0, i + n, i)``)."""
+    from xdsl.dialects.builtin import IntegerType
+
     from kitsune.dialects.graph import GraphOp
 
     if id(v) in pos:
@@ -125,7 +127,7 @@ def _index_args(v, pos: dict[int, int], depth: int = 8) -> list[int]:
     o = v.owner
     if depth == 0 or not isinstance(o, GraphOp) or o.OPDEF.category != "elementwise":
         return []
-    return [i for x in o.operands if "i" in str(x.type.get_element_type())[:1]
+    return [i for x in o.operands if isinstance(x.type.get_element_type(), IntegerType)
             for i in _index_args(x, pos, depth - 1)]
 
 

@@ -573,14 +573,15 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     if sc is not None:
         return sc
     got = None
-    norms = _row_ops_over(task, anchor if anchor.OPDEF.category == "contraction" else None)
-    behind = row_epilogue_contraction(anchor) if not norms else (
-        anchor if all(row_epilogue_contraction(n) is anchor for n in norms) else None)
-    if behind is not None:  # a norm over the rows of a GEMM's result: the gemm template, its tile spanning the row
-        rr = roles_of(behind)
-        got = problem_of(task, behind, rr, row=tensor_shape(behind.results[0].type)[-1]) if rr else None
+    # norms over the rows of a GEMM's result: the gemm template, its tile spanning the row, when every one of
+    # them allows it (else the evaluator runs the task)
+    contraction = anchor if anchor.OPDEF.category == "contraction" else row_epilogue_contraction(anchor)
+    norms = _row_ops_over(task, contraction)
+    if norms and all(row_epilogue_contraction(n) is contraction for n in norms):
+        rr = roles_of(contraction)
+        got = problem_of(task, contraction, rr, row=tensor_shape(contraction.results[0].type)[-1]) if rr else None
         if got is not None:
-            anchor, r = behind, rr
+            anchor, r = contraction, rr
     if got is None:
         got = problem_of(task, anchor, r)
         if got is not None and norms and got[0].template == "gemm":
