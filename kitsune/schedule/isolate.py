@@ -67,23 +67,6 @@ def lower(module: ModuleOp, gpu: str = "h100", mode: str = "bulk-sync") -> Modul
     return module
 
 
-def _accesses(e):
-    """Every ``Access`` in a comprehension expression (index expressions included)."""
-    from kitsune.semantics.comprehension import Access, Indirect
-
-    if isinstance(e, Access):
-        yield e
-        for ix in e.indices:
-            if isinstance(ix, Indirect):
-                yield from _accesses(ix.access)
-    elif isinstance(e, tuple):
-        for x in e:
-            yield from _accesses(x)
-    elif hasattr(e, "__dataclass_fields__"):
-        for name in e.__dataclass_fields__:
-            yield from _accesses(getattr(e, name))
-
-
 def index_extents(task: df.TaskOp) -> dict[int, int]:
     """Argument position -> the extent of the dim its values index, for each integer argument of ``task`` that
     an op of its body uses as an index (a gather's or scatter's rows; the smallest such dim when several)."""
@@ -103,7 +86,7 @@ def index_extents(task: df.TaskOp) -> dict[int, int]:
         inst, bound, prog = got
         names = {name: op.operands[i] for name, i in dict(inst.inputs).items() if i < len(op.operands)}
         for st in prog.stmts:
-            for acc in _accesses((st.lhs, st.rhs)):
+            for acc in st.all_accesses():
                 for d, ix in enumerate(acc.indices):
                     if not isinstance(ix, Indirect) or ix.access.tensor not in names:
                         continue

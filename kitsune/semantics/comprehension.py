@@ -161,6 +161,11 @@ class Stmt:
     def accesses(self) -> list[Access]:
         return list(_accesses(self.rhs))
 
+    def all_accesses(self) -> list[Access]:
+        """Every access of the statement: its target (and the index tensors a scatter's target reads) and the
+        right-hand side's."""
+        return list(_accesses(self.lhs)) + self.accesses()
+
     @property
     def lhs_vars(self) -> tuple[str, ...]:
         return self.lhs.vars
