@@ -35,7 +35,10 @@ class Memory:
         code = f"tl.load({args}{extra})"
         if kind == "f" and dt != "f32" and not raw:
             code += ".to(tl.float32)"
-        return b.tmp(code, frame, depth, kind)
+        tv = b.tmp(code, frame, depth, kind)
+        if kind == "f" and cs:  # neutral wherever ``cs`` fail: re-masking it by them changes nothing (Blocks.where)
+            b.masked[tv.code] = (b.mask(cs).code, float(neutral))
+        return tv
 
     def tile_access(self, off: Lin, tv: TV, m: TV | None, lane: bool = True, extra: str | None = None):
         """(frame, rendered offset, value broadcast to the frame, ", mask=..." or "") of writing ``tv`` at

@@ -172,6 +172,8 @@ class StageGen:
         self.tile.axes = out.axes
         self.tile.idx = tuple(out.idx)
         self.tile.local = out.local
+        if self.template == "gemm" and len(D) >= 2 and rows_stay_apart(st):
+            self.ev.row_checks = frozenset((x.key(), o, c) for x, o, c in self.b.conds(out.idx[:-1], D[:-1]))
         self.queues.wait_popped()
         # values to store / push
         ev = self.ev
@@ -239,4 +241,34 @@ class StageGen:
                        extra="(t == 0)" if whole else None)
 
 
-__all__ = ["StageGen", "anchor_statement", "work_item_loop"]
+def rows_stay_apart(stage: Stage) -> bool:
+    """Nothing in the stage combines values of different rows of its result: every op is elementwise, a
+    constant, the contraction, a gather of whole rows, a slice, a last-dim concatenation, a norm / softmax /
+    reduction over the last dim only, or a scatter-add fused as a result (its atomics carry the row mask). A value computed for a row past the
+    result's end then reaches nothing but that row."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.dialects.graph import is_last_dim_concat
+    from kitsune.passes.form_regions import row_wise
+
+    for o in stage.op.body.blocks.first.ops:
+        if not isinstance(o, GOp):
+            continue
+        cat, name = o.OPDEF.category, o.OPDEF.name
+        if cat in ("elementwise", "constant", "contraction"):
+            continue
+        if name in ("index_select", "embedding", "index_add", "index", "slice"):
+            continue  # (a slice reads a part of another value: a merged projection's columns, a row range)
+        if name == "concat" and is_last_dim_concat(o):
+            continue
+        if name in ("layer_norm", "rms_norm") and o.attrs()["normalized_rank"] == 1:
+            continue
+        rank = len(tensor_shape(o.operands[0].type)) if o.operands else 0
+        if name in ("softmax", "log_softmax") and rank and o.attrs()["dim"] % rank == rank - 1:
+            continue
+        if row_wise(o) and cat == "reduction" and sorted(d % rank for d in (o.attrs()["dims"] or ())) == [rank - 1]:
+            continue
+        return False
+    return True
+
+
+__all__ = ["StageGen", "anchor_statement", "work_item_loop", "rows_stay_apart"]
