@@ -82,6 +82,19 @@ def _numel(s: Sequence[int]) -> int:
     return math.prod(max(d, 1) for d in s)
 
 
+def last_dim_row_op(op: GOp) -> bool:
+    """A norm / softmax / reduction over the last dim of its first operand alone (each row on its own, no other
+    dim mixed in)."""
+    name, a = op.OPDEF.name, op.attrs()
+    rank = len(_shape(op.operands[0])) if op.operands else 0
+    if name in ("layer_norm", "rms_norm"):
+        return a["normalized_rank"] == 1 and rank >= 1
+    if name in ("softmax", "log_softmax"):
+        return rank >= 1 and a["dim"] % rank == rank - 1
+    return (op.OPDEF.category == "reduction" and "dims" in a and rank >= 2
+            and sorted(d % rank for d in (a["dims"] or ())) == [rank - 1])
+
+
 def row_wise(op: GOp) -> bool:
     """Reduces (only) trailing dims of its first operand: row reductions, softmax, layer/rms norm."""
     od = op.OPDEF
@@ -575,12 +588,13 @@ class _Former:
         """Group ``c`` reads every value of ``g`` it reads element for element (``access_relation`` "tile"): fused,
         each gathered element is loaded once, by the tile that uses it, instead of written and read back (the
         projected endpoint rows of a graph network's message, ``kitsune-project-gathers``)."""
-        for o in g.ops:
-            for r in o.results:
-                for u in r.uses:
-                    if self.group_of.get(u.operation) is c and access_relation(u.operation, u.index) != "tile":
-                        return False
-        return True
+        return self.reads_all(g, c, lambda op, i: access_relation(op, i) == "tile")
+
+    def reads_all(self, g: _Group, c: _Group, reads) -> bool:
+        """Every read of one of ``g``'s values by an op of group ``c`` is one ``reads(op, operand index)``
+        accepts."""
+        return all(reads(u.operation, u.index) for o in g.ops for r in o.results for u in r.uses
+                   if self.group_of.get(u.operation) is c)
 
     @staticmethod
     def small_contraction_only(g: _Group, small_k: int) -> bool:
@@ -602,11 +616,8 @@ class _Former:
         """Fuse group g (a norm, or row gathers: MeshGraphNet's ``cat(x[src], x[dst], e)``) into the contraction
         group c when c reads each of g's values in a way ``reads(op, operand index)`` accepts (as its row
         operand) and recomputing g per column tile of c beats the DRAM round trip of g's results."""
-        for o in g.ops:
-            for r in o.results:
-                for u in r.uses:
-                    if self.group_of.get(u.operation) is c and not reads(u.operation, u.index):
-                        return None
+        if not self.reads_all(g, c, reads):
+            return None
         cout = self.contraction_out(c)
         n = _shape(cout)[-1] if cout is not None and _shape(cout) else 1
         col_tiles = max(1, math.ceil(max(n, 1) / self.p.tile_n))

@@ -32,7 +32,8 @@ from xdsl.passes import ModulePass
 from kitsune.derived_weights import concat_label
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp
-from kitsune.passes.weight_args import CONST_KINDS, add_arg, arg_kind, derived_kind, drop_unused_args
+from kitsune.passes.weight_args import (CONST_KINDS, DerivedArgs, arg_kind, derived_kind, drop_unused_args,
+                                         weight_functions)
 
 MERGEABLE = {"conv2d": 1, "linear": -1}
 """Op -> the dim of its result along which the siblings' outputs are concatenated (weights: always dim 0)."""
@@ -57,7 +58,7 @@ def _key(f: func.FuncOp, op: GraphOp):
             str(op.results[0].type.get_element_type()))
 
 
-def _merge(f: func.FuncOp, ops: list[GraphOp], existing: dict[str, BlockArgument]) -> list[BlockArgument]:
+def _merge(f: func.FuncOp, ops: list[GraphOp], derived: DerivedArgs) -> list[BlockArgument]:
     """Replace sibling ``ops`` (one key) by one op and slices; returns the arguments they read."""
     name = ops[0].OPDEF.name
     first = min(ops, key=lambda o: o.parent_block().get_operation_index(o))
@@ -71,10 +72,7 @@ def _merge(f: func.FuncOp, ops: list[GraphOp], existing: dict[str, BlockArgument
         shape = list(parts[0].type.get_shape())
         shape[0] = sum(p.type.get_shape()[0] for p in parts)
         t = TensorType(parts[0].type.get_element_type(), shape)
-        label = concat_label(0, labels)
-        if label not in existing:
-            existing[label] = add_arg(f, t, label, derived_kind(kinds))
-        merged_params.append(existing[label])
+        merged_params.append(derived.get(concat_label(0, labels), t, derived_kind(kinds)))
     out_dim = MERGEABLE[name]
     rt = ops[0].results[0].type
     rank = len(rt.get_shape())
@@ -106,11 +104,9 @@ class MergeSiblingsPass(ModulePass):
     name = "kitsune-merge-siblings"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
-            if not f.body.blocks or f.arg_attrs is None:
-                continue
+        for f in weight_functions(op):
             block: Block = f.body.blocks.first
-            existing: dict[str, BlockArgument] = {}
+            derived = DerivedArgs(f)
             read: list[BlockArgument] = []
             values = list(block.args) + [r for o in block.ops for r in o.results]
             for x in values:
@@ -124,7 +120,7 @@ class MergeSiblingsPass(ModulePass):
                 for sib in groups.values():
                     if len(sib) >= 2:  # (in program order: the slices and the label follow the source)
                         sib.sort(key=block.get_operation_index)
-                        read += _merge(f, sib, existing)
+                        read += _merge(f, sib, derived)
             drop_unused_args(f, read)
 
 

@@ -9,8 +9,8 @@ over every edge (mgn_10k: 60000 rows x K 384); projected first, the endpoint par
 rows), and what is gathered are rows of the (narrower or equal) projection, which ``kitsune-form-regions`` loads
 by index in the edge GEMM's epilogue: the edge GEMM's K drops to the edge features' width.
 
-A concatenation part is projected when it is ``index_select(x, idx, dim=0)`` or ``x[idx]`` of a 2-D ``x`` with fewer rows
-than the gather picks (else projecting first is no cheaper). The weight's column blocks are *derived
+A concatenation part is projected when it is ``index_select(x, idx, dim=0)`` or ``x[idx]`` of a 2-D ``x`` with
+fewer rows than the gather picks (else projecting first is no cheaper). The weight's column blocks are *derived
 parameters* (``slice(dim=1, 0:128: W)``, ``kitsune.derived_weights``), so ``W`` must be a function argument of
 kind ``parameter`` or ``constant``; ``kitsune-merge-siblings`` (after this pass) then merges the projections of
 one ``x`` (``x W_s^T``, ``x W_d^T``) into one GEMM. The bias stays with the parts that are not gathered (with the
@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from kitsune.derived_weights import concat_label, slice_label
 from kitsune.dialects import graph
 from kitsune.dialects.graph import GraphOp, is_last_dim_concat
-from kitsune.passes.weight_args import CONST_KINDS, add_arg, arg_kind, drop_unused_args
+from kitsune.passes.weight_args import CONST_KINDS, DerivedArgs, arg_kind, drop_unused_args, weight_functions
 
 
 def _shape(v: SSAValue) -> list[int]:
@@ -70,25 +70,15 @@ def _candidate(f: func.FuncOp, op: GraphOp) -> GraphOp | None:
     return cat
 
 
-class _Weights:
-    """The derived arguments of one function, made once per label."""
-
-    def __init__(self, f: func.FuncOp):
-        self.f = f
-        self.made: dict[str, BlockArgument] = {}
-
-    def columns(self, w: SSAValue, blocks: list[tuple[int, int]]) -> BlockArgument:
-        """Weight ``w``'s columns ``blocks`` ([start, end) each), side by side."""
-        kind, label = arg_kind(self.f, w)
-        labels = [slice_label(1, a, b, label) for a, b in blocks]
-        new = labels[0] if len(labels) == 1 else concat_label(1, labels)
-        if new not in self.made:
-            t = TensorType(w.type.get_element_type(), [_shape(w)[0], sum(b - a for a, b in blocks)])
-            self.made[new] = add_arg(self.f, t, new, kind)
-        return self.made[new]
+def _columns(derived: DerivedArgs, w: SSAValue, blocks: list[tuple[int, int]]) -> BlockArgument:
+    """Weight ``w``'s columns ``blocks`` ([start, end) each), side by side, as a derived argument."""
+    kind, label = arg_kind(derived.f, w)
+    labels = [slice_label(1, a, b, label) for a, b in blocks]
+    t = TensorType(w.type.get_element_type(), [_shape(w)[0], sum(b - a for a, b in blocks)])
+    return derived.get(labels[0] if len(labels) == 1 else concat_label(1, labels), t, kind)
 
 
-def _project(weights: _Weights, op: GraphOp, cat: GraphOp) -> list[BlockArgument]:
+def _project(derived: DerivedArgs, op: GraphOp, cat: GraphOp) -> list[BlockArgument]:
     """Rewrite ``op`` = linear(``cat``, W, b?); returns the weights it read."""
     block: Block = op.parent_block()
     w, bias = op.operands[1], (op.operands[2] if len(op.operands) > 2 else None)
@@ -113,12 +103,12 @@ def _project(weights: _Weights, op: GraphOp, cat: GraphOp) -> list[BlockArgument
         parts = [cat.operands[i] for i in rest]
         a = parts[0] if len(parts) == 1 else emit(
             "concat", parts, TensorType(et, [_shape(parts[0])[0], sum(_shape(p)[1] for p in parts)]), dim=1)
-        wr = weights.columns(w, [offsets[i] for i in rest])
+        wr = _columns(derived, w, [offsets[i] for i in rest])
         terms.append(emit("linear", [a, wr] + ([bias] if bias is not None else []), rt))
     for j, i in enumerate(gathered):
         sel: GraphOp = cat.operands[i].owner
         x, idx = sel.operands
-        wg = weights.columns(w, [offsets[i]])
+        wg = _columns(derived, w, [offsets[i]])
         with_bias = bias is not None and not rest and j == 0
         q = emit("linear", [x, wg] + ([bias] if with_bias else []), TensorType(et, [_shape(x)[0], n]))
         terms.append(emit(sel.OPDEF.name, [q, idx], rt, **sel.attrs()))
@@ -146,15 +136,13 @@ class ProjectGathersPass(ModulePass):
     name = "kitsune-project-gathers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
-            if not f.body.blocks or f.arg_attrs is None:
-                continue
-            weights, read = _Weights(f), []
+        for f in weight_functions(op):
+            derived, read = DerivedArgs(f), []
             for o in list(f.body.blocks.first.ops):
                 if isinstance(o, GraphOp) and o.parent is not None:
                     cat = _candidate(f, o)
                     if cat is not None:
-                        read += _project(weights, o, cat)
+                        read += _project(derived, o, cat)
             drop_unused_args(f, read)
 
 

@@ -41,6 +41,25 @@ def add_arg(f: func.FuncOp, t: TensorType, label: str, kind: str) -> BlockArgume
     return arg
 
 
+def weight_functions(module):
+    """The functions of ``module`` with a body and the importer's argument attributes (kinds and labels)."""
+    return [o for o in module.walk() if isinstance(o, func.FuncOp) and o.body.blocks and o.arg_attrs is not None]
+
+
+class DerivedArgs:
+    """The derived-weight arguments of one function, one per label: a recipe asked for twice is one argument."""
+
+    def __init__(self, f: func.FuncOp):
+        self.f = f
+        self.made: dict[str, BlockArgument] = {}
+
+    def get(self, label: str, t: TensorType, kind: str) -> BlockArgument:
+        """The argument labelled ``label`` (type ``t``, ``kind``), added the first time it is asked for."""
+        if label not in self.made:
+            self.made[label] = add_arg(self.f, t, label, kind)
+        return self.made[label]
+
+
 def drop_unused_args(f: func.FuncOp, candidates: list[BlockArgument]) -> None:
     """Remove those of ``candidates`` that nothing reads any more from ``f``'s signature."""
     block = f.body.blocks.first
@@ -53,4 +72,5 @@ def drop_unused_args(f: func.FuncOp, candidates: list[BlockArgument]) -> None:
     f.function_type = FunctionType.from_lists([a.type for a in block.args], f.function_type.outputs.data)
 
 
-__all__ = ["CONST_KINDS", "arg_kind", "derived_kind", "add_arg", "drop_unused_args"]
+__all__ = ["CONST_KINDS", "arg_kind", "derived_kind", "add_arg", "weight_functions", "DerivedArgs",
+           "drop_unused_args"]

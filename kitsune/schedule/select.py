@@ -97,24 +97,24 @@ def _contraction_behind(v, shape, depth: int = 16) -> bool:
                                     for o in op.operands)
 
 
+def _ops_downstream(task, v):
+    """The graph ops of ``task`` that ``v`` flows into, directly or through other ops of the task."""
+    members = set(task.body.blocks.first.ops)
+    stack, seen = [v], set()
+    while stack:
+        for u in stack.pop().uses:
+            o = u.operation
+            if o in seen or o not in members or not isinstance(o, GOp):
+                continue
+            seen.add(o)
+            yield o
+            stack += list(o.results)
+
+
 def _downstream_elementwise(task, anchor: GOp) -> bool:
     """Everything the anchor's result flows into inside the task is elementwise (a split reduction may combine
     partial sums before them)."""
-    members = set(task.body.blocks.first.ops)
-    stack = [anchor.results[0]]
-    seen = set()
-    while stack:
-        v = stack.pop()
-        for u in v.uses:
-            o = u.operation
-            if o in seen or o not in members:
-                continue
-            seen.add(o)
-            if isinstance(o, GOp):
-                if not _elementwise(o):
-                    return False
-                stack += list(o.results)
-    return True
+    return all(_elementwise(o) for o in _ops_downstream(task, anchor.results[0]))
 
 
 def _all_after(task, anchor: GOp) -> bool:
@@ -138,30 +138,16 @@ def _row_ops_over(task, contraction: GOp | None) -> list[GOp]:
         return []
     from kitsune.passes.form_regions import row_wise
 
-    members = set(task.body.blocks.first.ops)
-    out, stack, seen = [], [contraction.results[0]], set()
-    while stack:
-        for u in stack.pop().uses:
-            o = u.operation
-            if o in seen or o not in members or not isinstance(o, GOp):
-                continue
-            seen.add(o)
-            if row_wise(o):
-                out.append(o)
-            stack += list(o.results)
-    return out
+    return [o for o in _ops_downstream(task, contraction.results[0]) if row_wise(o)]
 
 
 def row_epilogue_contraction(op: GOp) -> GOp | None:
     """The contraction whose result ``op`` normalises row by row (a LayerNorm / RMSNorm over the last dim, a
     softmax along it), through same-shape elementwise ops (bias, activation), when the row is a power of two
     of 16 .. ``ROW_EPILOGUE_MAX``: one gemm tile then spans the row and the norm runs in its epilogue."""
-    name = op.OPDEF.name
-    if name in ("layer_norm", "rms_norm"):
-        if op.attrs()["normalized_rank"] != 1:
-            return None
-    elif name not in ("softmax", "log_softmax") or op.attrs()["dim"] % len(tensor_shape(op.operands[0].type)) \
-            != len(tensor_shape(op.operands[0].type)) - 1:
+    from kitsune.passes.form_regions import last_dim_row_op
+
+    if op.OPDEF.name not in ("layer_norm", "rms_norm", "softmax", "log_softmax") or not last_dim_row_op(op):
         return None
     shape = tensor_shape(op.operands[0].type)
     n = shape[-1] if shape else 0

@@ -18,7 +18,7 @@ class Memory:
         """``ptr[off]`` where the conditions ``cs`` hold, else ``neutral``; widened to fp32 unless ``raw``.
         ``min_depth``: the loop depth the load may not be hoisted above."""
         b = self.b
-        m = b.mask(cs)
+        m = own = b.mask(cs)
         lanes = sorted(a for a in laxes(off) if a in b.unclamped)
         if lanes:  # an unclamped lane axis: its index range is the tile's, its padded lanes read nothing
             lm = TV(" & ".join(f"({b.raw(a, b.frame_of(lanes))} < {b.clamp[a]})" for a in lanes),
@@ -36,8 +36,8 @@ class Memory:
         if kind == "f" and dt != "f32" and not raw:
             code += ".to(tl.float32)"
         tv = b.tmp(code, frame, depth, kind)
-        if kind == "f" and cs:  # neutral wherever ``cs`` fail: re-masking it by them changes nothing (Blocks.where)
-            b.masked[tv.code] = (b.mask(cs).code, float(neutral))
+        if kind == "f" and own is not None:  # neutral wherever ``cs`` fail: re-masking it by them changes nothing
+            b.masked[tv.code] = (own.code, float(neutral))  # (Blocks.where)
         return tv
 
     def tile_access(self, off: Lin, tv: TV, m: TV | None, lane: bool = True, extra: str | None = None):

@@ -40,6 +40,7 @@ def _env_on(name: str, default: str) -> bool:
 _WAITS = re.compile(r"\bepoch\b|\b_(?:await_stages|pop_wait|push_wait|acquire)\(")
 """A stage body that spins on another program (every spin compares an epoch-based counter)."""
 
+
 class TritonGen:
     def __init__(self, plan: Plan, tf32: bool = False, profile: bool = False, index_checks: bool = True,
                  tma: bool | None = None, gluon: bool | None = None):

@@ -244,11 +244,11 @@ class StageGen:
 def rows_stay_apart(stage: Stage) -> bool:
     """Nothing in the stage combines values of different rows of its result: every op is elementwise, a
     constant, the contraction, a gather of whole rows, a slice, a last-dim concatenation, a norm / softmax /
-    reduction over the last dim only, or a scatter-add fused as a result (its atomics carry the row mask). A value computed for a row past the
-    result's end then reaches nothing but that row."""
+    reduction over the last dim only, or a scatter-add fused as a result (its atomics carry the row mask). A
+    value computed for a row past the result's end then reaches nothing but that row."""
     from kitsune.dialects.graph import GraphOp as GOp
     from kitsune.dialects.graph import is_last_dim_concat
-    from kitsune.passes.form_regions import row_wise
+    from kitsune.passes.form_regions import last_dim_row_op
 
     for o in stage.op.body.blocks.first.ops:
         if not isinstance(o, GOp):
@@ -258,14 +258,7 @@ def rows_stay_apart(stage: Stage) -> bool:
             continue
         if name in ("index_select", "embedding", "index_add", "index", "slice"):
             continue  # (a slice reads a part of another value: a merged projection's columns, a row range)
-        if name == "concat" and is_last_dim_concat(o):
-            continue
-        if name in ("layer_norm", "rms_norm") and o.attrs()["normalized_rank"] == 1:
-            continue
-        rank = len(tensor_shape(o.operands[0].type)) if o.operands else 0
-        if name in ("softmax", "log_softmax") and rank and o.attrs()["dim"] % rank == rank - 1:
-            continue
-        if row_wise(o) and cat == "reduction" and sorted(d % rank for d in (o.attrs()["dims"] or ())) == [rank - 1]:
+        if (name == "concat" and is_last_dim_concat(o)) or last_dim_row_op(o):
             continue
         return False
     return True
