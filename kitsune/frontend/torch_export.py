@@ -160,6 +160,7 @@ KEPT_OPS = [
     aten.gelu.default,
     aten.silu.default,
     aten.matmul.default,
+    aten.index_add.default,  # (decomposed it is an index_put, whose eager form accumulates differently)
 ]
 if hasattr(aten, "rms_norm"):
     KEPT_OPS.append(aten.rms_norm.default)
@@ -1740,8 +1741,9 @@ def _index_copy(imp, node, x, dim, idx, src):
 @_h(aten.index_add.default)
 def _index_add(imp, node, x, dim, idx, src, alpha=1):
     xv = imp.t(x)
+    # (torch.index_add on the GPU adds each slice atomically in x's own type: so does the compiled program)
     return imp.emit("index_add", [xv, imp.t(idx), imp.t(src)], imp.out_type(), dim=dim % len(_shape(xv)),
-                    alpha=float(alpha))
+                    alpha=float(alpha), accumulate="native")
 
 
 @_h(aten.index.Tensor)

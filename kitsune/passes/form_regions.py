@@ -246,12 +246,15 @@ class FormRegionsPass(ModulePass):
     chain_min_rows: int = -1
     """Rows a GEMM chain needs before it becomes one chain task (fewer rows: too few tiles to fill the GPU, and
     separate GEMMs split the columns as well); -1: 32 rows per SM of ``gpu`` (4224 on the H100)."""
-    chain_min_layers: int = 3
-    """Weight GEMMs a chain task needs (measured on the H100: NeRF's nine in one chain 0.200 ms against 0.388 as
-    separate GEMMs, bench/kernels/chain_ab.py; MeshGraphNet's two-layer MLPs as chains 0.162 against 0.158 in
-    the register form, 0.165-0.167 against 0.151-0.153 in the TMA form, whose operands from memory are loaded
-    synchronously, bench/kernels/NOTES.md section 13); -1: 2 where the chain template takes its TMA form
-    (``gpu`` a Hopper, 16-bit weights), else 3."""
+    chain_min_layers: int = -1
+    """Weight GEMMs a chain task needs; -1: 2 where the chain is memory-bound (``ChainConfig.memory_bound``: the
+    register form, one program per tile of 64 rows, saves each intermediate's round trip) or the chain template
+    takes its TMA form (``gpu`` a Hopper, 16-bit weights), else 3. Measured on the H100: NeRF's nine in one chain
+    0.200 ms against 0.388 as separate GEMMs (bench/kernels/chain_ab.py); MeshGraphNet's two-layer MLPs, K 384
+    then, as chains 0.162 against 0.158 in a persistent register form and 0.165-0.167 against 0.151-0.153 in the
+    TMA form (bench/kernels/NOTES.md section 13); its edge MLP after ``kitsune-project-gathers`` (K 128, the
+    endpoints gathered in the first layer's epilogue, the scatter in the last's) as one kernel by hand 45 us
+    against 56 for the two (section 26)."""
     gpu: str = "h100"
     """GPU preset (with optional FIELD=VALUE overrides), for the chain's row threshold."""
     prologue: bool = True
@@ -439,13 +442,13 @@ class _Former:
         from kitsune.gpu import parse_gpu_option
 
         gpu = parse_gpu_option(self.p.gpu)
+        shape = _shape(v)
         min_layers = self.p.chain_min_layers
         if min_layers < 0:
             tma = gpu.sm_arch >= 90 and all(elem_bytes(weight_layer(o).w.type) == 2 for o in contr + [op])
-            min_layers = 2 if tma else 3
+            min_layers = 2 if tma or self.memory_bound_chain(contr + [op], shape, gpu) else 3
         if len(contr) + 1 + self.layers_ahead(op) < min_layers:
             return None
-        shape = _shape(v)
         min_rows = self.p.chain_min_rows
         if min_rows < 0:
             min_rows = 32 * gpu.sm_count
@@ -461,6 +464,21 @@ class _Former:
         if any(u.operation is self.ret for u in v.uses):
             return None
         return f"weight-GEMM chain (intermediate {_shape(last)[-1]} wide: registers)"
+
+    @staticmethod
+    def memory_bound_chain(layers: list, shape, gpu) -> bool:
+        """Weight GEMMs ``layers`` on the rows of ``shape`` move more bytes than their products take time
+        (``ChainConfig.memory_bound``): as one chain they save each intermediate's round trip through DRAM."""
+        from kitsune.schedule.chain import weight_layer
+        from kitsune.schedule.configs import ChainConfig, Problem
+
+        ls = [weight_layer(o) for o in layers]
+        if len(shape) < 2 or any(l is None for l in ls):
+            return False
+        eb = max(elem_bytes(l.w.type) for l in ls)
+        p = Problem("chain", M=_numel(shape[:-1]), N=ls[-1].N, K=max(l.K for l in ls), elem_bytes=eb,
+                    out_elems=sum(l.K * l.N for l in ls), mem_cols=ls[0].K)
+        return ChainConfig.memory_bound(p, gpu)
 
     def layers_ahead(self, op: GOp) -> int:
         """Weight GEMMs that could continue a chain after ``op``: each reads the previous one's result (through

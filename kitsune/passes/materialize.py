@@ -38,7 +38,8 @@ those re-reads add up to megabytes (``recomputed_reduction``), it moves out the 
 the source rows, not the result's tiles: it gets a task of its own whose result is
 the scatter, read whole by its consumers. A start ``X`` that is not zero stays
 behind as an ``add`` in the consumer: ``index_add(X, I, S) = X + index_add(0, I, S)``;
-a bf16 / fp16 scatter accumulates in fp32 and the consumer rounds its result. An
+a bf16 / fp16 scatter accumulates in fp32 and the consumer rounds its result, unless the op asks
+for atomic adds in its own type (``accumulate = "native"``: ``torch.index_add``, as eager does). An
 ``in_place`` assignment of slices (``index_copy`` into a buffer's storage,
 ``kitsune-inplace-updates``) gets a task of its own too, with nothing moved out.
 """
@@ -285,6 +286,11 @@ def _low_precision(t) -> bool:
     return isinstance(t.get_element_type(), (BFloat16Type, Float16Type))
 
 
+def _accumulates_wider(op) -> bool:
+    """Scatter ``op`` of a 16-bit result accumulates in fp32 (not ``accumulate = "native"``)."""
+    return _low_precision(op.results[0].type) and op.attrs().get("accumulate") != "native"
+
+
 def scatter_to_isolate(task: df.TaskOp):
     """A scatter of ``task`` that is not yet a task of its own with a zero start (see the module docstring)."""
     from kitsune.dialects.graph import GraphOp as GOp
@@ -302,7 +308,7 @@ def scatter_to_isolate(task: df.TaskOp):
         if form is None:
             continue
         alone = len(y.operands) == 1 and y.operands[0] is o.results[0] and _zero_constant(form[1]) \
-            and not _low_precision(o.results[0].type)
+            and not _accumulates_wider(o)
         if not alone:
             return o
     return None
@@ -311,7 +317,9 @@ def scatter_to_isolate(task: df.TaskOp):
 def prepare_scatter(op):
     """``op(X, I, S)`` -> ``X + cast(op(0, I, cast(S)))`` in place (the result takes over op's uses); returns the
     new scatter. A bf16 / fp16 scatter accumulates in fp32 (atomics of many repeated targets in bf16 lose
-    most of their bits; the consumer rounds once, as the reference interpreter does); a zero start is dropped."""
+    most of their bits; the consumer rounds once, as the reference interpreter does) unless the op asks for its
+    own type (``accumulate = "native"``: torch.index_add, whose eager form adds atomically in bf16 on the GPU,
+    as does Inductor's); a zero start is dropped."""
     from xdsl.dialects.builtin import TensorType, f32
 
     from kitsune.dialects import graph
@@ -322,7 +330,7 @@ def prepare_scatter(op):
         return op  # in place: the buffer is the start
     _, start = scatter_form(op)
     t = op.results[0].type
-    low = _low_precision(t)
+    low = _accumulates_wider(op)
     if _zero_constant(start) and not low:
         return op
     acc_t = TensorType(f32, t.get_shape()) if low else t

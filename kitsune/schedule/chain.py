@@ -27,6 +27,7 @@ from xdsl.ir import Block, SSAValue
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import is_last_dim_concat
 from kitsune.dialects.regions import tensor_shape
+from kitsune.dialects.scattered_results import scatter_source
 from kitsune.semantics.comprehension import Affine
 
 CHAIN_MAX_WIDTH = 256  # widest intermediate (bf16 [128, 256] = 64 registers per thread at 8 warps)
@@ -97,7 +98,9 @@ def weight_layer(op: GOp) -> ChainLayer | None:
 
 def _contractions_behind(v: SSAValue, members: set, stop: dict) -> set:
     """The contractions among ``members`` that ``v`` is computed from (stopping at them), or None when the
-    path passes an op that mixes the last dim (neither elementwise nor a last-dim concat)."""
+    path from one of them passes an op that mixes the last dim (neither elementwise nor a last-dim concat). A
+    value computed from memory alone (no contraction behind it: a gather of rows by an index, a slice of a task
+    input) may be anything the evaluator computes at an index: it is loaded next to the segment that reads it."""
     out, stack, seen = set(), [v], set()
     while stack:
         x = stack.pop()
@@ -109,7 +112,9 @@ def _contractions_behind(v: SSAValue, members: set, stop: dict) -> set:
             out.add(o)
             continue
         if not segment_preserving(o):
-            return None
+            if any(b in stop for b in _all_behind(x, members)):
+                return None
+            continue
         stack += list(o.operands)
     return out
 
@@ -174,10 +179,15 @@ def chain_form(block: Block, seg: int = CHAIN_SEG, max_width: int = CHAIN_MAX_WI
     row_epilogue = any(not segment_preserving(o) for o in after)
     if row_epilogue and last.N > seg:
         return None
-    # every result of the task comes from the last layer
+    # every result of the task comes from the last layer: its rows, or a zero-started scatter-accumulate of them
+    # (kitsune.dialects.scattered_results: each tile adds its rows at the rows an index gives them)
     for v in (results if results is not None else list(block.last_op.operands)):
-        if tuple(tensor_shape(v.type)[:-1]) != rows or last.op not in _all_behind(v, members):
+        if last.op not in _all_behind(v, members):
             return None
+        if tuple(tensor_shape(v.type)[:-1]) != rows:
+            src = scatter_source(v.owner)
+            if src is None or tuple(tensor_shape(src.type)[:-1]) != rows:
+                return None
     return ChainForm(tuple(layers), rows, row_epilogue)
 
 

@@ -477,6 +477,27 @@ class ChainConfig(Config):
     def work_items(self, p: Problem) -> int:
         return math.ceil(p.M / self.BM)
 
+    @staticmethod
+    def space(p: Problem) -> list["ChainConfig"]:
+        """The tuner's candidates: the register form at 32-128 rows on 4 or 8 warps in segments of 64 or 128
+        (those ptxas or the chain's row epilogue cannot take fail and are skipped), and with 16-bit weights the
+        TMA form at 64 and 128 rows."""
+        out = [ChainConfig(BM=bm, SEG=seg, PREFETCH=0, warps=w, TMA=0)
+               for bm, w in ((32, 4), (64, 4), (64, 8), (128, 8)) for seg in (64, 128)]
+        if p.elem_bytes == 2 and p.row <= 256:
+            out += [ChainConfig(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=1),
+                    ChainConfig(BM=128, SEG=64, PREFETCH=2, warps=8, TMA=1)]
+        return out
+
+    @staticmethod
+    def memory_bound(p: Problem, gpu: GPU) -> bool:
+        """The chain's rows from and to memory take longer at DRAM bandwidth than its products at half the
+        tensor cores' peak (what the register form reaches, bench/kernels/NOTES.md section 12)."""
+        flops = gpu.tc_bf16_flops if p.elem_bytes <= 2 else gpu.fp32_flops  # (32-bit: ieee dots, no tf32)
+        compute = 2.0 * p.M * p.out_elems / (0.5 * flops)
+        memory = p.M * ((p.mem_cols or p.K) + p.N) * p.elem_bytes / gpu.dram_bw
+        return memory > compute
+
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
         tiles = self.work_items(p)
         waves = math.ceil(tiles / gpu.sm_count)
@@ -496,6 +517,13 @@ class ChainConfig(Config):
         (bench/kernels/chain_gpu.py, 2026-11-24, chain-gpu-nerf-h100-2026-11-24.json): SEG 64 PREFETCH 2 / 0 ran
         0.199 / 0.222 ms, SEG 128 PREFETCH 2 / 1 / 0 0.166 / 0.181 / 0.176 ms, so the spill-free choice costs 17%
         (bench/kernels/NOTES.md section 12). Fewer rows: 64 rows on 4 warps, twice the tiles."""
+        if cls.memory_bound(p, gpu):
+            # a chain whose rows move more bytes than its tensor cores take time (MeshGraphNet's two 128-wide
+            # layers): one program per tile of 64 rows on 4 warps, several resident per SM to hide each other's
+            # loads; on the H100 a hand-written edge MLP of mgn_10k took 45 us so against 55 at 128 rows on 8
+            # warps and 52-69 with one persistent program per SM (bench/kernels/mgn_fused_probe.py, NOTES
+            # section 26), and the TMA form, one CTA per SM, lost to separate GEMMs (section 13)
+            return cls(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=0)
         tma = int(gpu.sm_arch >= 90 and p.elem_bytes == 2 and p.row <= 256)
         if math.ceil(p.M / 128) >= gpu.sm_count:
             return cls(BM=128, SEG=64, PREFETCH=2, warps=8, TMA=tma)

@@ -496,7 +496,8 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     if form.row_epilogue and form.layers[-1].N > cfg.SEG:
         # a norm after the last layer reads its whole row: one segment, on 8 warps
         # (the TMA form has the whole row in one accumulator already, on its own warps)
-        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()), warps=cfg.warps if cfg.TMA else 8)
+        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()),
+                      warps=cfg.warps if cfg.TMA or cfg.BM < 128 else 8)
     if cfg.TMA and not all(l.w_nk for l in form.layers):
         cfg = replace(cfg, TMA=0)  # the TMA form streams [n, k] weights
     shape = tensor_shape(task.outs[0].type)

@@ -718,8 +718,12 @@ def _index_add(shapes, attrs):
 
 
 _def(OpDef("index_add", [Operand("x"), Operand("indices", dtype="int"), Operand("source")],
-           {"dim": Attr("int"), "alpha": Attr("float", 1.0)}, _index_add,
-           "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate)", "gather"))
+           {"dim": Attr("int"), "alpha": Attr("float", 1.0),
+            "accumulate": Attr("str", "f32", ("f32", "native"))}, _index_add,
+           "x with alpha * source slices added at indices along dim (scatter-add; repeats accumulate). "
+           "accumulate, for a 16-bit x: f32 (the repeats summed in fp32, rounded once: what eager's embedding "
+           "and index_put backward do) or native (atomic adds in x's own type: what eager's index_add_ does "
+           "on the GPU)", "gather"))
 
 
 def _index_copy(shapes, attrs):

@@ -6,7 +6,7 @@
     kitsune-tune --placement --workload all    (each workload's dataflow placement, measured)
     python -m kitsune.tools.tune --workload all --json OUT
 
-For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv, attention), the
+For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv, attention, chain), the
 task is lowered on its own (``kitsune.schedule.isolate``) with the heuristic default and with the
 candidates the cost model ranks best; each runs on random inputs, its result is checked against the
 default's (which is checked against the reference interpreter when the shapes are small enough), and it is
@@ -103,7 +103,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     cands += [c for c in ranked if c not in cands]
     cands = cands[:max_candidates]
     base = isolate.task_module(task)
-    r = roles_of(choice.anchor) if p.template != "attention" else None
+    r = roles_of(choice.anchor) if p.template not in ("attention", "chain") else None
     inputs = isolate.random_inputs(base, device)
     ref = None
     results = []
@@ -114,6 +114,9 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
         try:
             if p.template == "attention":
                 tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg)
+            elif p.template == "chain":  # (as select.chain_choice: BM whole rows)
+                shape = tensor_shape(task.outs[0].type)
+                tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
             else:
                 tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
@@ -154,7 +157,7 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
     seen = set() if seen is None else seen
     out = []
     for task, c in scheduled_tasks(graph_module, gpu):
-        if c.problem is None or c.template not in ("gemm", "gemv", "attention"):
+        if c.problem is None or c.template not in ("gemm", "gemv", "attention", "chain"):
             continue
         k = db.key(c.problem, gpu)
         if k in seen:

@@ -216,7 +216,8 @@ def test_tma_form_text():
     """NeRF's shape at 300 rows (not a multiple of 128): the Gluon kernel streams every layer's [N, 64] weight
     chunks through the ring, one wgmma per chunk; the input is loaded once per tile for layer 0 and the skip."""
     text = mlp_module(300, 63, [64, 64, 64], "bf16", skip=2, fout=4)
-    src = tma_source(text)
+    # (the TMA form forced: at widths of 64 the cost model calls this chain memory-bound, the register form's)
+    src = tma_source(text, ChainConfig(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=1))
     assert src.count("@gluon.jit") == 3  # the stage function, its dispatcher, the index check's Gluon twin
     assert src.count("tma.make_tensor_descriptor(") == 4
     # chunks: layer 0 (63 -> 1), 1 (64 -> 1), 2 (64 + 63 -> 2), out (64 -> 1)
@@ -319,9 +320,9 @@ def test_gluon_compile_failure_falls_back_to_the_register_form():
 
     from kitsune.compile import _gluon_checked
 
-    low = SimpleNamespace(source=tma_source(mlp_module(300, 63, [64, 64], "bf16", fout=4)), source_triton=None,
-                          gluon_failed=None, module=lower_chain(mlp_module(300, 63, [64, 64], "bf16", fout=4), None,
-                                                                "bulk-sync"),
+    text, cfg = mlp_module(300, 63, [64, 64], "bf16", fout=4), ChainConfig(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=1)
+    low = SimpleNamespace(source=tma_source(text, cfg), source_triton=None,
+                          gluon_failed=None, module=lower_chain(text, cfg, "bulk-sync"),
                           capacity="all", profile=False, index_checks=True)
     assert "@gluon.jit" in low.source
 
@@ -340,3 +341,177 @@ def test_gluon_compile_failure_falls_back_to_the_register_form():
     ok = SimpleNamespace(interpret=False, precompile=lambda: 0)
     low2 = SimpleNamespace(**{**vars(low), "source_triton": None, "gluon_failed": None})
     assert _gluon_checked(low2, ok, lambda src: None) is ok
+
+
+# ---------------------------------------------------------------- gathered epilogue operands, a fused scatter
+
+
+def _edge_block(d: int, gather_hidden: bool = False):
+    """MeshGraphNet's edge MLP: m = LN(fc2(relu(fc1(cat(x[src], x[dst], e))))), the messages summed into the
+    nodes (index_add) and added to the edges. ``gather_hidden``: fc2 reads the hidden rows permuted by ``src``
+    (a gather of a computed value: not a chain)."""
+    import torch
+    from torch import nn
+
+    class EdgeBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2, self.norm = nn.Linear(3 * d, d), nn.Linear(d, d), nn.LayerNorm(d)
+
+        def forward(self, x, e, src, dst):
+            h = torch.relu(self.fc1(torch.cat([x[src], x[dst], e], -1)))
+            if gather_hidden:
+                h = h[src % h.shape[0]]
+            m = self.norm(self.fc2(h))
+            return torch.zeros_like(x).index_add(0, dst, m), e + m
+
+    return EdgeBlock()
+
+
+def _graph(n, edges, d, seed):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    # (few nodes: every node is an endpoint of several edges, the scatter's targets repeat)
+    return (torch.randn(n, d, generator=g), torch.randn(edges, d, generator=g),
+            torch.randint(0, n, (edges,), generator=g), torch.randint(0, n, (edges,), generator=g))
+
+
+@pytest.fixture
+def chains_on_few_rows(monkeypatch):
+    """kitsune-pipeline's form-regions with chains on any row count (the test graphs are small)."""
+    import kitsune.passes.form_regions as fr
+
+    orig = fr.FormRegionsPass
+
+    class FewRows(orig):
+        def __init__(self, **kw):
+            super().__init__(**{"chain_min_rows": 1, **kw})
+
+    monkeypatch.setattr(fr, "FormRegionsPass", FewRows)
+
+
+@pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
+def test_edge_mlp_with_gathers_and_scatter_is_one_chain(chains_on_few_rows, mode):
+    """After kitsune-project-gathers the edge MLP's first layer adds the projected endpoints, gathered by index,
+    in its epilogue; the LayerNorm, the residual and the scatter of the messages into the nodes follow the last
+    layer. Two 16-wide bf16 layers are memory-bound (ChainConfig.memory_bound), so two layers make a chain: one
+    task on the chain template, its gathers and the scatter's atomics inside it, no re-masking of its rows; the
+    program matches eager on graphs with repeated endpoints."""
+    import torch
+
+    import kitsune
+
+    torch.manual_seed(0)
+    model = _edge_block(16)
+    cm = kitsune.compile(model, _graph(9, 70, 16, 0), mode=mode, device="cpu")
+    low = str(cm.lowered)
+    stages = [l for l in low.splitlines() if "gpu_queue.stage" in l]
+    chain = [l for l in stages if 'template = "chain"' in l]
+    assert len(chain) == 1, stages
+    assert "TMA = 0" in chain[0] and "BM = 64" in chain[0]  # the memory-bound form: registers, 64 rows
+    body = cm.source.split("# stage \"linear_1\"")[1].split("\ndef ")[0] if "# stage \"linear_1\"" in cm.source \
+        else ""
+    assert "_scatter_add(" in body and body.count("_dot_lp(") + body.count("tl.dot(") == 2, body[:2000]
+    # rows stay apart: nothing is re-masked by the tile's row bound (the wheres left wrap negative indices, x[i])
+    wheres = [l for l in body.splitlines() if "tl.where(" in l]
+    assert len(wheres) == 2 and not any("[:, None]" in l for l in wheres), wheres
+    # the node accumulator's zero start is set by the projection's kernel before the chain's, not a fill of its own
+    assert cm.source.count("    _zero_fill(") == 1 and '"zero": [\'' not in cm.source
+    for s in range(2):  # (two launches: the accumulator starts from zero each time)
+        args = _graph(9, 70, 16, s + 1)
+        with torch.no_grad():
+            ref = model(*args)
+        for got, want in zip(cm(*args), ref):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("gathered,chained", [("%x", True), ("%h", False)])
+def test_gather_between_layers(gathered, chained):
+    """The second layer's row operand adds rows gathered by an index: of a task input (loaded by index where the
+    segment is computed: a chain), or of the first layer's result (a computed row read by index: not a chain)."""
+    dt = "f32"
+    text = (f"func.func @main(%x: {T([40, 16], dt)}, %i: {T([40], 'i64')}, %w0: {T([16, 16], dt)}, "
+            f"%w1: {T([16, 16], dt)}) -> {T([40, 16], dt)} {{\n"
+            f"    %h = graph.linear %x, %w0 : {T([40, 16], dt)}, {T([16, 16], dt)} -> {T([40, 16], dt)}\n"
+            f"    %a = graph.relu %h : {T([40, 16], dt)} -> {T([40, 16], dt)}\n"
+            f"    %g = graph.index_select {gathered}, %i {{dim = 0}} : {T([40, 16], dt)}, {T([40], 'i64')} -> "
+            f"{T([40, 16], dt)}\n"
+            f"    %s = graph.add %a, %g : {T([40, 16], dt)}, {T([40, 16], dt)} -> {T([40, 16], dt)}\n"
+            f"    %y = graph.linear %s, %w1 : {T([40, 16], dt)}, {T([16, 16], dt)} -> {T([40, 16], dt)}\n"
+            f"    func.return %y : {T([40, 16], dt)}\n}}\n")
+    block = parse_module(text).body.block.first_op.body.blocks.first
+    assert (chain_form(block) is not None) is chained
+
+
+@pytest.mark.parametrize("widths,fin,dt,bound", [
+    ([128], 128, "bf16", True),  # MeshGraphNet's edge MLP: 512 bytes a row against 65 kFLOP
+    ([256] * 7, 64, "bf16", False),  # NeRF-like: 1 MFLOP a row
+    ([128], 128, "f32", False),  # fp32 dots on the CUDA cores
+])
+def test_memory_bound_chain(widths, fin, dt, bound):
+    """ChainConfig.memory_bound: the rows' bytes at DRAM bandwidth against the products at half the peak."""
+    eb = 2 if dt == "bf16" else 4
+    layers = [fin] + widths + [128]
+    p = Problem("chain", M=60000, N=128, K=max(layers[:-1]), elem_bytes=eb, mem_cols=fin,
+                out_elems=sum(k * n for k, n in zip(layers, layers[1:])))
+    assert ChainConfig.memory_bound(p, get_gpu("h100")) is bound
+    cfg = ChainConfig.default(p, get_gpu("h100"))
+    assert (cfg.TMA == 0 and cfg.BM == 64) if bound else cfg.BM == 128
+
+
+def _node_block_tma_source(agg_dtype):
+    """MeshGraphNet's node MLP, LN(fc2(relu(fc1(cat(x, agg))))) + x, over 300 nodes in bf16 with ``agg`` in
+    ``agg_dtype``, as the chain template's TMA form (64 rows on 4 warps) writes it."""
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import isolate
+    from kitsune.tools.tune import scheduled_tasks
+
+    class NodeBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2, self.norm = nn.Linear(256, 128), nn.Linear(128, 128), nn.LayerNorm(128)
+
+        def forward(self, x, agg):
+            return x + self.norm(self.fc2(torch.relu(self.fc1(torch.cat([x, agg.to(x.dtype)], -1)))))
+
+    model = NodeBlock().to(torch.bfloat16)
+    gm, _ = import_module(model, (torch.randn(300, 128, dtype=torch.bfloat16), torch.randn(300, 128, dtype=agg_dtype)),
+                          None, with_weights=False)
+    cfg = ChainConfig(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=1)
+    (task, ) = [t for t, c in scheduled_tasks(gm, "h100") if c.template == "chain"]
+    m = isolate.lower(isolate.with_config(isolate.task_module(task), "chain", cfg, (64, 128)), "h100")
+    return generate_triton(m, capacity="all", gluon=True)
+
+
+@pytest.mark.parametrize("agg_dtype", ["bf16", "f32"])
+def test_tma_form_wide_operands_from_memory(chains_on_few_rows, agg_dtype):
+    """Two 128-wide row operands from memory (the node MLP's cat(x, agg)): a 16-bit one is loaded by TMA in two
+    64-column boxes into a two-chunk buffer (one box into a one-chunk buffer ran past it: an illegal address on the
+    H100); an fp32 one is widened in registers laid out 64 columns a warp, so that its two chunks split apart
+    (at 128 columns a warp gl.split had nothing to split and the kernel did not compile)."""
+    import torch
+
+    src = _node_block_tma_source({"bf16": torch.bfloat16, "f32": torch.float32}[agg_dtype])
+    assert "@gluon.jit" in src
+    assert "_m0 = gl.allocate_shared_memory(tl.bfloat16, [2, 64, 64]" in src
+    assert "mbarrier.expect(_mbar.index(0), 16384, pred=" in src  # two boxes of 64 x 64 bf16
+    assert "_m0.index(1), pred=" in src
+    if agg_dtype == "f32":
+        assert "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])" in src and "gl.split(" in src
+    else:
+        assert "_m1.index(1), pred=" in src and "gl.split(gl.permute(gl.reshape(v" not in src.split("acc")[0]
+
+
+@pytest.mark.aot
+def test_tma_form_wide_operands_compile_for_sm90(chains_on_few_rows):
+    import torch
+
+    from kitsune.codegen.aot import compile_source_in_subprocess
+
+    for dt in (torch.bfloat16, torch.float32):
+        mod = compile_source_in_subprocess(_node_block_tma_source(dt), timeout=600)
+        assert mod["kernels"] and all(r["ok"] and r["wgmma"] for r in mod["kernels"]), mod

@@ -106,6 +106,14 @@ class Evaluator:
         key = ("acc", id(v), tuple(x.key() for x in idx), neutral if cs else None, raw)
         if key in self.b.memo:
             return self.b.memo[key]
+        hit = self.b.memo.get(key[:-1] + (True,)) if not raw and self.is_direct(v) else None
+        if hit is not None and hit.kind == "f" and hit.const is None:
+            # loaded already as a tensor-core operand (a chain layer's input, read again as a residual): widened
+            tv = self.b.tmp(f"({hit.code}).to(tl.float32)", hit.frame, hit.depth, "f")
+            if hit.code in self.b.masked:
+                self.b.masked[tv.code] = self.b.masked[hit.code]
+            self.b.memo[key] = tv
+            return tv
         if isinstance(v.owner, Block) and v in self.stage.args:
             tv = self.load_global(self.stage.args[v], idx, cs, neutral, raw)
         elif v in self.pop_of:

@@ -48,6 +48,17 @@ def _fence_gpu():
 
 
 @triton.jit
+def _zero_fill(base, n, pid, SHARE: tl.constexpr, BLOCK: tl.constexpr):
+    # base[0:n] = 0, program ``pid`` taking [pid * SHARE, (pid + 1) * SHARE), BLOCK at a time (the zero start of a
+    # later kernel's scatter result, set by the kernel before it)
+    offs = pid * SHARE + tl.arange(0, BLOCK)
+    zero = tl.zeros([BLOCK], base.dtype.element_ty)
+    for s in tl.static_range(0, SHARE, BLOCK):
+        o = offs + s
+        tl.store(base + o, zero, mask=o < n)
+
+
+@triton.jit
 def _scatter_add(base, off, val, mask):
     # val added at base + off where mask ([rows, cols] blocks), repeated targets accumulating. Triton's CPU
     # interpreter (3.6) has no bf16 / fp16 atomics: there the rows are added one after another (programs run one

@@ -27,6 +27,7 @@ from kitsune.codegen.plan import CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst
 from kitsune.codegen.triton_gen.syntax import TL, pow2
+from kitsune.codegen.triton_gen.templates.scatter import scatter_store
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 
@@ -174,6 +175,10 @@ class ChainGen:
         body = g.open_work_items(None)
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
+        from kitsune.codegen.triton_gen.stage import rows_stay_apart
+
+        if rows_stay_apart(st):  # (as the gemm template: no re-masking by the tile's own row bound)
+            self.ev.row_checks = frozenset((x.key(), o, c) for x, o, c in self.b.conds(tix.idx[:-1], D[:-1]))
         self.row_axis = tix.axes.get(len(T) - 2)
         if self.row_axis is None:
             self.fail("needs a row axis")
@@ -218,10 +223,12 @@ class ChainGen:
                 b.em.emit(f"{acc} = tl.zeros([{rbm}, {b.aranges[sp.axis]}], tl.float32)", 1)
                 for ap in aps[i]:
                     if ap.layer is None:
-                        # from memory: loaded next to its dot (again for each segment: short-lived registers)
+                        # from memory: loaded next to its dot (again for each segment: short-lived registers;
+                        # a layer of one segment keeps what it loaded for the epilogue, e.g. a residual)
                         saved = dict(b.memo)
                         a = self.operand(lay.a, ap, dt)
-                        b.memo = saved
+                        if len(segs[i]) > 1:
+                            b.memo = saved
                     else:
                         a = held[ap.axis]
                     w = self.weight(n)
@@ -239,6 +246,12 @@ class ChainGen:
         for v, buf, whole in st.stores:
             if whole:
                 raise CodegenError(f"{fmt_loc(st.op)}stage \"{st.name}\": the chain template stores whole rows")
+            if buf in st.store_scatters:  # each tile adds its rows of the source, atomically
+                from kitsune.dialects.scattered_results import scatter_source
+
+                for p in self.pieces_of(scatter_source(v.owner)):
+                    scatter_store(g, v, buf, self.index(p))
+                continue
             for p in self.pieces_of(v):
                 ix = self.index(p)
                 g.store(buf, ev.result_at(v, ix), ix, whole=False)

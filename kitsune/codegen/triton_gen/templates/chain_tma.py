@@ -50,11 +50,12 @@ class _Chunk:
 
 
 class _TmaOperand:
-    """A 64-column piece from memory loaded by TMA: ``tensor`` [rows, C] from column ``col`` into ``buf``; the
-    next tile's is issued once layer ``last`` (the last to read it) is done."""
+    """A piece from memory loaded by TMA, ``chunks`` boxes of 64 columns: ``tensor`` [rows, C] from column
+    ``col`` into ``buf``; the next tile's is issued once layer ``last`` (the last to read it) is done."""
 
-    def __init__(self, tensor: str, shape: tuple, col: int, buf: str, last: int):
+    def __init__(self, tensor: str, shape: tuple, col: int, buf: str, last: int, chunks: int = 1):
         self.tensor, self.shape, self.col, self.buf, self.last = tensor, shape, col, buf, last
+        self.chunks = chunks
 
 
 class ChainTmaGen(ChainGen):
@@ -159,10 +160,11 @@ class ChainTmaGen(ChainGen):
         """The TMA of a tile's operands from memory (``loads``: (barrier, _TmaOperand), rows from ``row``)."""
         em = self.b.em
         nbytes = self.b.aranges[self.row_axis] * KC * self.eb
-        for k, x in loads:
-            em.emit(f"mbarrier.expect(_mbar.index({k}), {nbytes}, pred={pred})", depth)
-            em.emit(f"tma.async_copy_global_to_shared(_d{x.buf}, [{row}, {x.col}], _mbar.index({k}), "
-                    f"{x.buf}.index(0), pred={pred})", depth)
+        for k, x in loads:  # (one barrier a piece: its boxes of 64 columns together)
+            em.emit(f"mbarrier.expect(_mbar.index({k}), {nbytes * x.chunks}, pred={pred})", depth)
+            for j in range(x.chunks):
+                em.emit(f"tma.async_copy_global_to_shared(_d{x.buf}, [{row}, {x.col + KC * j}], _mbar.index({k}), "
+                        f"{x.buf}.index({j}), pred={pred})", depth)
 
     def slot(self, s: str, n: int) -> str:
         """Ring slot ``s`` as the [n, 64] view a layer of n (padded) outputs uses."""
@@ -239,7 +241,8 @@ class ChainTmaGen(ChainGen):
                         bufs[key] = f"_m{len(bufs)}"
                         name = self.tma_operand(sv, soff, p, T, D)
                         if name is not None:
-                            tma_loads[bufs[key]] = _TmaOperand(name, tensor_shape(sv.type), soff, bufs[key], i)
+                            tma_loads[bufs[key]] = _TmaOperand(name, tensor_shape(sv.type), soff, bufs[key], i,
+                                                               self.chunks_of(p))
                         else:
                             mem_loads.append((lay.a, p, bufs[key]))
                     buf = bufs[key]
@@ -257,7 +260,10 @@ class ChainTmaGen(ChainGen):
             pre.append(f"_mma{i}: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta="
                        f"[{self.warps}, 1], instr_shape=[16, {n}, 16])")
         for pad in sorted({b.aranges[p.axis] for _, p, _ in mem_loads}):
-            tc = min(32, pad // 8)  # 8 elements (16 bytes) a thread along a row
+            # 8 elements (16 bytes) a thread along a row, 64 columns a warp: a wider operand repeats in each
+            # thread's registers every 64 columns, so its 64-column chunks split apart in registers (store_chunks;
+            # with 128 columns a warp, gl.split had one element a thread to split along and did not compile)
+            tc = min(8, pad // 8)
             pre.append(f"_blk{pad}: gl.constexpr = gl.BlockedLayout([1, 8], [{32 // tc}, {tc}], [{self.warps}, 1], "
                        f"[1, 0])")
         pre.append(f"_chunk_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{bm}, {KC}], {dt})")
@@ -282,7 +288,7 @@ class ChainTmaGen(ChainGen):
         operands = list(enumerate(tma_loads.values()))  # (its barrier, the piece)
         for k, x in operands:
             (r, cols) = x.shape
-            pre.append(f"{x.buf} = gl.allocate_shared_memory({dt}, [1, {bm}, {KC}], _chunk_l)")
+            pre.append(f"{x.buf} = gl.allocate_shared_memory({dt}, [{x.chunks}, {bm}, {KC}], _chunk_l)")
             pre.append(f"_d{x.buf} = tma.make_tensor_descriptor({x.tensor}, shape=[{r}, {cols}], strides=[{cols}, 1], "
                        f"block_shape=[{bm}, {KC}], layout=_chunk_l)")
         if operands:
