@@ -76,10 +76,10 @@ def stage_resources(st: gq.StageOp, gpu: GPU) -> Resources:
         c = config_from(template, cfg)
         p = Problem(template, elem_bytes=eb)
         if template == "chain":  # its shared memory and registers grow with the layers' width
-            from kitsune.schedule.chain import chain_form
+            from kitsune.schedule.chain import CHAIN_MAX_WIDTH, chain_form
             from kitsune.schedule.select import chain_problem
 
-            form = chain_form(st.body.blocks.first, results=list(st.body.blocks.first.last_op.operands))
+            form = chain_form(st.body.blocks.first, CHAIN_MAX_WIDTH, results=list(st.body.blocks.first.last_op.operands))
             p = chain_problem(form, eb) if form is not None else p
         return c.resources(p)
     if not contr:

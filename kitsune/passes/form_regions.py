@@ -247,9 +247,9 @@ class FormRegionsPass(ModulePass):
     """Rows a GEMM chain needs before it becomes one chain task (fewer rows: too few tiles to fill the GPU, and
     separate GEMMs split the columns as well); -1: 32 rows per SM of ``gpu`` (4224 on the H100)."""
     chain_min_layers: int = -1
-    """Weight GEMMs a chain task needs; -1: 2 where the chain is memory-bound (``ChainConfig.memory_bound``: the
-    register form, one program per tile of 64 rows, saves each intermediate's round trip) or the chain template
-    takes its TMA form (``gpu`` a Hopper, 16-bit weights), else 3. Measured on the H100: NeRF's nine in one chain
+    """Weight GEMMs a chain task needs; -1: 2 where the chain is memory-bound (``ChainConfig.memory_bound``) and its
+    layers at most ``CHAIN_SEG`` wide (the register form, one program per tile of 64 rows, saves each
+    intermediate's round trip), else 3. Measured on the H100: NeRF's nine in one chain
     0.200 ms against 0.388 as separate GEMMs (bench/kernels/chain_ab.py); MeshGraphNet's two-layer MLPs, K 384
     then, as chains 0.162 against 0.158 in a persistent register form and 0.165-0.167 against 0.151-0.153 in the
     TMA form (bench/kernels/NOTES.md section 13); its edge MLP after ``kitsune-project-gathers`` (K 128, the
@@ -445,8 +445,7 @@ class _Former:
         shape = _shape(v)
         min_layers = self.p.chain_min_layers
         if min_layers < 0:
-            tma = gpu.sm_arch >= 90 and all(elem_bytes(weight_layer(o).w.type) == 2 for o in contr + [op])
-            min_layers = 2 if tma or self.memory_bound_chain(contr + [op], shape, gpu) else 3
+            min_layers = 2 if self.memory_bound_chain(contr + [op], shape, gpu) else 3
         if len(contr) + 1 + self.layers_ahead(op) < min_layers:
             return None
         min_rows = self.p.chain_min_rows
@@ -472,9 +471,11 @@ class _Former:
         from kitsune.schedule.chain import weight_layer
         from kitsune.schedule.configs import ChainConfig, Problem
 
+        from kitsune.schedule.chain import CHAIN_SEG
+
         ls = [weight_layer(o) for o in layers]
-        if len(shape) < 2 or any(l is None for l in ls):
-            return False
+        if len(shape) < 2 or any(l is None for l in ls) or any(l.N > CHAIN_SEG for l in ls):
+            return False  # (the register form keeps a norm's row in one segment of at most CHAIN_SEG)
         eb = max(elem_bytes(l.w.type) for l in ls)
         p = Problem("chain", M=_numel(shape[:-1]), N=ls[-1].N, K=max(l.K for l in ls), elem_bytes=eb,
                     out_elems=sum(l.K * l.N for l in ls), mem_cols=ls[0].K)

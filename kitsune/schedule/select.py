@@ -484,10 +484,11 @@ def chain_problem(form, eb: int = 2) -> Problem:
 
 def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice | None":
     """The chain template for a task in chain form: several weight GEMMs on the same rows, one after another."""
-    from kitsune.schedule.chain import chain_form
+    from kitsune.schedule.chain import CHAIN_MAX_WIDTH, chain_form
     from kitsune.schedule.configs import ChainConfig
 
-    form = chain_form(task.body.blocks.first)
+    # (a norm after the last layer needs it in one segment: the config's SEG is widened to it below)
+    form = chain_form(task.body.blocks.first, seg=CHAIN_MAX_WIDTH)
     if form is None:
         return None
     eb = max(elem_bytes(l.w.type) for l in form.layers)

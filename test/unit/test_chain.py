@@ -143,10 +143,15 @@ def test_computed_weight_is_not_a_chain_layer():
     assert all(chain_form(t.body.blocks.first) is None for t in tasks)
 
 
-@pytest.mark.parametrize("dt,chained", [("bf16", True), ("f32", False)])
-def test_two_layer_chain_where_the_tma_form_applies(dt, chained):
-    """chain_min_layers=-1: two weight GEMMs suffice where the TMA form applies (16-bit weights on a Hopper)."""
-    text = mlp_module(5000, 64, [128], dt, fout=128)
+@pytest.mark.parametrize("dt,fin,width,chained", [
+    ("bf16", 64, 128, True),  # memory-bound, 128 wide: the register form's one segment
+    ("f32", 64, 128, False),  # fp32 dots on the CUDA cores: compute-bound
+    ("bf16", 256, 256, False),  # compute-bound, and wider than a register-form segment
+])
+def test_two_layer_chain_where_memory_bound(dt, fin, width, chained):
+    """chain_min_layers=-1: two weight GEMMs make a chain where the chain is memory-bound and at most 128 wide
+    (MeshGraphNet's MLPs); otherwise three."""
+    text = mlp_module(5000, fin, [width], dt, fout=width)
     _, tasks = formed(text, chain_min_rows=-1, chain_min_layers=-1)
     assert (len(tasks) == 1 and chain_form(tasks[0].body.blocks.first) is not None) == chained, len(tasks)
     _, tasks = formed(text, chain_min_rows=-1, chain_min_layers=3)
@@ -515,3 +520,18 @@ def test_tma_form_wide_operands_compile_for_sm90(chains_on_few_rows):
     for dt in (torch.bfloat16, torch.float32):
         mod = compile_source_in_subprocess(_node_block_tma_source(dt), timeout=600)
         assert mod["kernels"] and all(r["ok"] and r["wgmma"] for r in mod["kernels"]), mod
+
+
+def test_wide_chain_with_a_norm_gets_the_chain_template():
+    """A chain whose last layer is 256 wide followed by a LayerNorm (the TMA form's one accumulator a layer): its
+    task is chosen the chain template with a 256-wide segment (it was checked against the register form's
+    128-column segment and fell to the gemm template, whose first layer as a prologue needed 458 KB of shared
+    memory)."""
+    text = mlp_module(5000, 64, [256, 256], "bf16", fout=256, norm=True)
+    m = parse_module(text)
+    ctx = make_context()
+    FormRegionsPass(chain_min_rows=1, chain_min_layers=2).apply(ctx, m)
+    ChooseSchedulesPass(db=False).apply(ctx, m)
+    (task, ) = [t for t in m.walk() if isinstance(t, df.TaskOp)]
+    assert task.attributes["template"].data == "chain"
+    assert "SEG = 256" in str(task.attributes["config"])
