@@ -10,8 +10,9 @@ A task is in chain form when its contractions, in program order, are ``layer 0 .
   ops and concatenations along the last dim (a skip connection is a concat with a task input);
 * every intermediate result is at most ``max_width`` wide (it lives in registers as the next layer's A
   operand, in segments) and has the rows of the task's result;
-* what follows the last layer is elementwise or layout, or, when the last layer is at most ``SEG`` wide
-  (one segment), any row-wise op the evaluator computes over that segment (a norm).
+* what follows the last layer is elementwise or layout, or, when the last layer is at most ``max_width`` wide
+  (then computed as one segment, whatever the other layers' segments), any row-wise op the evaluator computes
+  over that segment (a norm).
 
 The chain template (``kitsune.codegen.triton_gen.templates.chain``) then runs a tile of rows through every
 layer: intermediates never leave the SM, each layer's weights stream from L2. ``kitsune-form-regions`` forms
@@ -177,7 +178,7 @@ def chain_form(block: Block, seg: int = CHAIN_SEG, max_width: int = CHAIN_MAX_WI
     after = [o for o in ops if o not in _all_behind(last.a, members) and o is not last.op
              and last.op in _all_behind_ops(o, members)]
     row_epilogue = any(not segment_preserving(o) for o in after)
-    if row_epilogue and last.N > seg:
+    if row_epilogue and last.N > max(seg, max_width):  # (its row in one segment, whatever the others')
         return None
     # every result of the task comes from the last layer: its rows, or a zero-started scatter-accumulate of them
     # (kitsune.dialects.scattered_results: each tile adds its rows at the rows an index gives them)

@@ -522,8 +522,10 @@ class ChainConfig(Config):
             # layers): one program per tile of 64 rows on 4 warps, several resident per SM to hide each other's
             # loads; on the H100 a hand-written edge MLP of mgn_10k took 45 us so against 55 at 128 rows on 8
             # warps and 52-69 with one persistent program per SM (bench/kernels/mgn_fused_probe.py, NOTES
-            # section 26), and the TMA form, one CTA per SM, lost to separate GEMMs (section 13)
-            return cls(BM=64, SEG=64, PREFETCH=0, warps=4, TMA=0)
+            # section 26), and the TMA form, one CTA per SM, lost to separate GEMMs (section 13). Segments of 128:
+            # the generated edge chain 50.0 us alone against 54.9 in segments of 64 (its operand from memory is
+            # cut into pieces of the segment's width, each loaded again per output segment)
+            return cls(BM=64, SEG=128, PREFETCH=0, warps=4, TMA=0)
         tma = int(gpu.sm_arch >= 90 and p.elem_bytes == 2 and p.row <= 256)
         if math.ceil(p.M / 128) >= gpu.sm_count:
             return cls(BM=128, SEG=64, PREFETCH=2, warps=8, TMA=tma)

@@ -494,11 +494,10 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
     eb = max(elem_bytes(l.w.type) for l in form.layers)
     p = chain_problem(form, eb)
     cfg, source = config_for(p, gpu, use_db, forced)
-    if form.row_epilogue and form.layers[-1].N > cfg.SEG:
-        # a norm after the last layer reads its whole row: one segment, on 8 warps
-        # (the TMA form has the whole row in one accumulator already, on its own warps)
-        cfg = replace(cfg, SEG=max(16, 1 << (form.layers[-1].N - 1).bit_length()),
-                      warps=cfg.warps if cfg.TMA or cfg.BM < 128 else 8)
+    if form.row_epilogue and form.layers[-1].N > cfg.SEG and not cfg.TMA and cfg.BM >= 128:
+        # a norm after the last layer reads its whole row, the layer's one accumulator (the register form; the
+        # TMA form has one a layer already, on its own warps): 128 rows of it on 8 warps
+        cfg = replace(cfg, warps=8)
     if cfg.TMA and not all(l.w_nk for l in form.layers):
         cfg = replace(cfg, TMA=0)  # the TMA form streams [n, k] weights
     shape = tensor_shape(task.outs[0].type)

@@ -205,6 +205,16 @@ def test_chain_with_a_norm_after_one_segment(tmp_path, mode):
     run_chain(text, ChainConfig(BM=16, SEG=16, PREFETCH=2, warps=4), mode, tmp_path, "f32", 3)
 
 
+@pytest.mark.parametrize("dt", ["f32", "bf16"])
+def test_chain_norm_row_wider_than_a_segment(tmp_path, dt):
+    """A LayerNorm after a last layer wider than SEG: that layer is one accumulator over the whole row, the
+    earlier ones keep SEG-wide segments (the register form's pieces of the last layer's K), against the
+    reference interpreter."""
+    text = mlp_module(45, 24, [48], dt, fout=32, norm=True)
+    src = run_chain(text, ChainConfig(BM=16, SEG=16, PREFETCH=1, warps=4), "bulk-sync", tmp_path, dt, 5)
+    assert src.count("tl.zeros([16, 32], tl.float32)") == 1 and src.count("tl.zeros([16, 16], tl.float32)") == 3
+
+
 def test_chain_matmul_kn(tmp_path):
     run_chain(mlp_module(33, 16, [32, 32], kn=True, act="gelu"), ChainConfig(BM=16, SEG=16, PREFETCH=1, warps=4),
               "bulk-sync", tmp_path, "f32", 5)
@@ -523,10 +533,10 @@ def test_tma_form_wide_operands_compile_for_sm90(chains_on_few_rows):
 
 
 def test_wide_chain_with_a_norm_gets_the_chain_template():
-    """A chain whose last layer is 256 wide followed by a LayerNorm (the TMA form's one accumulator a layer): its
-    task is chosen the chain template with a 256-wide segment (it was checked against the register form's
-    128-column segment and fell to the gemm template, whose first layer as a prologue needed 458 KB of shared
-    memory)."""
+    """A chain whose last layer is 256 wide followed by a LayerNorm: its task is chosen the chain template (it was
+    checked against a 128-column segment and fell to the gemm template, whose first layer as a prologue needed
+    458 KB of shared memory); in the register form the last layer is one 256-wide accumulator, the others keep
+    their 64-column segments."""
     text = mlp_module(5000, 64, [256, 256], "bf16", fout=256, norm=True)
     m = parse_module(text)
     ctx = make_context()
@@ -534,4 +544,6 @@ def test_wide_chain_with_a_norm_gets_the_chain_template():
     ChooseSchedulesPass(db=False).apply(ctx, m)
     (task, ) = [t for t in m.walk() if isinstance(t, df.TaskOp)]
     assert task.attributes["template"].data == "chain"
-    assert "SEG = 256" in str(task.attributes["config"])
+    src = generate_triton(lower_chain(text, ChainConfig(BM=64, SEG=64, PREFETCH=0, warps=8), "bulk-sync"),
+                          capacity="all", gluon=False)
+    assert src.count("tl.zeros([64, 256], tl.float32)") == 1 and src.count("tl.zeros([64, 64], tl.float32)") == 8

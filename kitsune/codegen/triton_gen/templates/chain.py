@@ -28,6 +28,7 @@ from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst
 from kitsune.codegen.triton_gen.syntax import TL, pow2
 from kitsune.codegen.triton_gen.templates.scatter import scatter_store
+from kitsune.schedule.chain import CHAIN_MAX_WIDTH
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 
@@ -199,8 +200,11 @@ class ChainGen:
         segs = []
         last = form.layers[-1]
         col = tix.axes.get(len(T) - 1)
+        # the last layer in one segment along the tile's columns: when it is at most SEG wide, or when a row-wise op
+        # (a norm) follows it (its whole row in one accumulator; the earlier layers keep their SEG-wide segments)
+        one = last.N <= self.seg or (form.row_epilogue and last.N <= CHAIN_MAX_WIDTH)
         self.tile_piece = _Piece(0, last.N, col, len(form.layers) - 1) \
-            if col is not None and last.N <= self.seg and last.N > 1 else None
+            if col is not None and one and last.N > 1 else None
         for i, lay in enumerate(form.layers):
             segs.append([self.tile_piece] if lay is last and self.tile_piece is not None else self.new_pieces(lay.N, i))
             self.pieces[lay.op.results[0]] = segs[-1]
