@@ -36,6 +36,13 @@ if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.stage import StageGen
 
 
+MEM_PIECE = 128
+"""The widest piece of a chain layer's operand from memory in the register form (``ChainGen.new_pieces``): at most
+32 registers a thread at 64 rows on 4 warps, kept across the layer's segments instead of loaded again for each.
+mgn_10k's edge chain on the H100 at SEG 64: 54.9 us with its input in 64-column pieces loaded per segment, 53.5 so
+(SEG 128, one segment: 50.0-50.3 either way; bench/kernels/NOTES.md section 26)."""
+
+
 class _Piece:
     """A column range [off, off + width) of a value along one block axis (``axis``, padded to a power of two;
     its lanes past ``width`` repeat the last column). ``layer``: the chain layer whose result it comes from
@@ -68,9 +75,13 @@ class ChainGen:
 
     # ---- column pieces of a value
     def new_pieces(self, width: int, layer: int | None, off: int = 0) -> list[_Piece]:
+        """Column pieces of a value: a layer's result in SEG-wide segments; a value from memory (``layer`` None) in
+        pieces of up to ``MEM_PIECE`` columns whatever SEG, each loaded once a layer and kept for every output
+        segment (and the epilogue) instead of loaded again per segment."""
         out = []
-        for o in range(0, width, self.seg):
-            w = min(self.seg, width - o)
+        step = self.seg if layer is not None else max(self.seg, MEM_PIECE)
+        for o in range(0, width, step):
+            w = min(step, width - o)
             ax = self.b.new_axis("c", max(16, pow2(w)))
             self.b.clamp[ax] = w
             out.append(_Piece(off + o, w, ax, layer))
@@ -227,11 +238,12 @@ class ChainGen:
                 b.em.emit(f"{acc} = tl.zeros([{rbm}, {b.aranges[sp.axis]}], tl.float32)", 1)
                 for ap in aps[i]:
                     if ap.layer is None:
-                        # from memory: loaded next to its dot (again for each segment: short-lived registers;
-                        # a layer of one segment keeps what it loaded for the epilogue, e.g. a residual)
+                        # from memory: loaded next to its first dot and kept for the layer's other segments and the
+                        # epilogue (a residual), when at most MEM_PIECE wide; a wider piece is loaded again for each
+                        # segment (short-lived registers)
                         saved = dict(b.memo)
                         a = self.operand(lay.a, ap, dt)
-                        if len(segs[i]) > 1:
+                        if len(segs[i]) > 1 and ap.width > MEM_PIECE:
                             b.memo = saved
                     else:
                         a = held[ap.axis]
