@@ -148,25 +148,17 @@ class ChainGen:
         lay = self.form.layers[l]
         name = self.st.args[lay.w]
         kp, npad = self.b.aranges[ap.axis], self.b.aranges[sp.axis]
-        var = self.b.fresh("w")
-        import os
-        if lay.w_nk and os.environ.get("KITSUNE_CHAIN_WT", "1") == "1":  # [n, k] rows read along k (contiguous), transposed in registers (as the gemm template does)
-            nr = f"({sp.off} + tl.arange(0, {npad}))[:, None]"
-            kr = f"({ap.off} + tl.arange(0, {kp}))[None, :]"
-            m = ([f"(tl.arange(0, {npad})[:, None] < {sp.width})"] if sp.width < npad else []) \
-                + ([f"(tl.arange(0, {kp})[None, :] < {ap.width})"] if ap.width < kp else [])
-            mask = f", mask={' & '.join(m)}, other=0.0" if m else ""
-            self.b.em.emit(f"{var} = tl.trans(tl.load({name} + {nr} * {lay.K} + {kr}{mask}))", 1)
-            return var
         kr = f"({ap.off} + tl.arange(0, {kp}))[:, None]"
         nr = f"({sp.off} + tl.arange(0, {npad}))[None, :]"
+        off = f"{nr} * {lay.K} + {kr}" if lay.w_nk else f"{kr} * {lay.N} + {nr}"
         m = []
         if ap.width < kp:
             m.append(f"(tl.arange(0, {kp})[:, None] < {ap.width})")
         if sp.width < npad:
             m.append(f"(tl.arange(0, {npad})[None, :] < {sp.width})")
         mask = f", mask={' & '.join(m)}, other=0.0" if m else ""
-        self.b.em.emit(f"{var} = tl.load({name} + {kr} * {lay.N} + {nr}{mask})", 1)
+        var = self.b.fresh("w")
+        self.b.em.emit(f"{var} = tl.load({name} + {off}{mask})", 1)
         return var
 
     def weight(self, n: int) -> str:
