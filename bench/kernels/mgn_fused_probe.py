@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from mgn_probe import D, E, N, bench, edge1, edge2
+from mgn_probe import D, E, N, bench, edge1, edge2, edge_inputs
 
 
 @triton.jit
@@ -79,22 +79,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     dev = "cuda"
-    g = torch.Generator(device="cpu").manual_seed(0)
+    e, w1, b1, p, src, dst, w2, b2, gam, bet, h, out, agg32, agg16 = edge_inputs(dev)
     bf = torch.bfloat16
-    e = (torch.randn(E, D, generator=g) / 4).to(bf).to(dev)
-    w1 = (torch.randn(D, D, generator=g) / 11).to(bf).to(dev)
-    b1 = torch.randn(D, generator=g).to(bf).to(dev)
-    p = torch.randn(N, 2 * D, generator=g).to(bf).to(dev)
-    src = torch.randint(0, N, (E,), generator=g).to(dev)
-    dst = torch.randint(0, N, (E,), generator=g).to(dev)
-    w2 = (torch.randn(D, D, generator=g) / 11).to(bf).to(dev)
-    b2 = torch.randn(D, generator=g).to(bf).to(dev)
-    gam = torch.randn(D, generator=g).to(bf).to(dev)
-    bet = torch.randn(D, generator=g).to(bf).to(dev)
-    h = torch.empty(E, D, dtype=bf, device=dev)
-    out = torch.empty(E, D, dtype=bf, device=dev)
-    agg32 = torch.zeros(N, D, dtype=torch.float32, device=dev)
-    agg16 = torch.zeros(N, D, dtype=bf, device=dev)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     # reference (fp32 math on the bf16 inputs; h and m rounded to bf16 as the kernels do)
     rh = torch.relu(e.float() @ w1.float().T + b1.float() + p[src, :D].float() + p[dst, D:].float()).to(bf)

@@ -93,6 +93,24 @@ def edge2(hin, w, b, g, beta, e, dst, out, agg, M, step, ITERS: tl.constexpr, SC
             tl.atomic_add(agg + d[:, None] * 128 + cols[None, :], m.to(tl.bfloat16), mask=rm[:, None], sem="relaxed")
 
 
+def edge_inputs(dev: str = "cuda") -> tuple:
+    """The edge MLP's tensors at mgn_10k's size, seeded: (e, w1, b1, p, src, dst, w2, b2, gamma, beta) and the
+    buffers (h, out, an fp32 and a bf16 node accumulator)."""
+    g = torch.Generator(device="cpu").manual_seed(0)
+    bf = torch.bfloat16
+
+    def rnd(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=g) / scale).to(bf).to(dev)
+
+    e, w1, b1, p = rnd(E, D, scale=4), rnd(D, D, scale=11), rnd(D), rnd(N, 2 * D)
+    src = torch.randint(0, N, (E,), generator=g).to(dev)
+    dst = torch.randint(0, N, (E,), generator=g).to(dev)
+    w2, b2, gam, bet = rnd(D, D, scale=11), rnd(D), rnd(D), rnd(D)
+    return (e, w1, b1, p, src, dst, w2, b2, gam, bet, torch.empty(E, D, dtype=bf, device=dev),
+            torch.empty(E, D, dtype=bf, device=dev), torch.zeros(N, D, dtype=torch.float32, device=dev),
+            torch.zeros(N, D, dtype=bf, device=dev))
+
+
 def bench(fn) -> float:
     fn()
     torch.cuda.synchronize()
@@ -104,22 +122,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     dev = "cuda"
-    g = torch.Generator(device="cpu").manual_seed(0)
+    e, w1, b1, p, src, dst, w2, b2, gam, bet, h, out, agg32, agg16 = edge_inputs(dev)
     bf = torch.bfloat16
-    e = (torch.randn(E, D, generator=g) / 4).to(bf).to(dev)
-    w1 = (torch.randn(D, D, generator=g) / 11).to(bf).to(dev)
-    b1 = torch.randn(D, generator=g).to(bf).to(dev)
-    p = torch.randn(N, 2 * D, generator=g).to(bf).to(dev)
-    src = torch.randint(0, N, (E,), generator=g).to(dev)
-    dst = torch.randint(0, N, (E,), generator=g).to(dev)
-    h = torch.empty(E, D, dtype=bf, device=dev)
-    w2 = (torch.randn(D, D, generator=g) / 11).to(bf).to(dev)
-    b2 = torch.randn(D, generator=g).to(bf).to(dev)
-    gam = torch.randn(D, generator=g).to(bf).to(dev)
-    bet = torch.randn(D, generator=g).to(bf).to(dev)
-    out = torch.empty(E, D, dtype=bf, device=dev)
-    agg32 = torch.zeros(N, D, dtype=torch.float32, device=dev)
-    agg16 = torch.zeros(N, D, dtype=bf, device=dev)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     rows = []
     ref_h = torch.relu(e.float() @ w1.float().T + b1.float() + p[src, :D].float() + p[dst, D:].float())

@@ -468,10 +468,8 @@ class _Former:
     def memory_bound_chain(layers: list, shape, gpu) -> bool:
         """Weight GEMMs ``layers`` on the rows of ``shape`` move more bytes than their products take time
         (``ChainConfig.memory_bound``): as one chain they save each intermediate's round trip through DRAM."""
-        from kitsune.schedule.chain import weight_layer
+        from kitsune.schedule.chain import CHAIN_SEG, weight_layer
         from kitsune.schedule.configs import ChainConfig, Problem
-
-        from kitsune.schedule.chain import CHAIN_SEG
 
         ls = [weight_layer(o) for o in layers]
         if len(shape) < 2 or any(l is None for l in ls) or any(l.N > CHAIN_SEG for l in ls):

@@ -482,12 +482,17 @@ def chain_problem(form, eb: int = 2) -> Problem:
                    mem_cols=sum(-(-c // 64) * 64 for c in mem))
 
 
+def chain_tile(shape, cfg) -> tuple[int, ...]:
+    """A chain task's tile of result ``shape``: ``cfg.BM`` whole rows."""
+    return tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
+
+
 def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice | None":
     """The chain template for a task in chain form: several weight GEMMs on the same rows, one after another."""
     from kitsune.schedule.chain import CHAIN_MAX_WIDTH, chain_form
     from kitsune.schedule.configs import ChainConfig
 
-    # (a norm after the last layer needs it in one segment: the config's SEG is widened to it below)
+    # (a norm after the last layer reads that layer's one accumulator, up to CHAIN_MAX_WIDTH wide, whatever SEG)
     form = chain_form(task.body.blocks.first, seg=CHAIN_MAX_WIDTH)
     if form is None:
         return None
@@ -500,8 +505,7 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
         cfg = replace(cfg, warps=8)
     if cfg.TMA and not all(l.w_nk for l in form.layers):
         cfg = replace(cfg, TMA=0)  # the TMA form streams [n, k] weights
-    shape = tensor_shape(task.outs[0].type)
-    tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
+    tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
     where = ("in shared memory, weights by TMA" if cfg.TMA else "in registers")
     note = (f"chain of {len(form.layers)} weight GEMMs on {p.M} rows (widths "
             f"{'-'.join(str(l.N) for l in form.layers)}), intermediates {where}")
@@ -596,4 +600,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]

@@ -79,7 +79,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     from kitsune.schedule.configs import CONFIGS
     from kitsune.dialects.regions import tensor_shape
     from kitsune.schedule.roles import roles_of
-    from kitsune.schedule.select import attention_tile, gemm_tile
+    from kitsune.schedule.select import attention_tile, chain_tile, gemm_tile
 
     p = choice.problem
     g = get_gpu(gpu)
@@ -114,9 +114,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
         try:
             if p.template == "attention":
                 tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg)
-            elif p.template == "chain":  # (as select.chain_choice: BM whole rows)
-                shape = tensor_shape(task.outs[0].type)
-                tile = tuple([1] * (len(shape) - 2) + [min(cfg.BM, shape[-2]), shape[-1]])
+            elif p.template == "chain":
+                tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
             else:
                 tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)

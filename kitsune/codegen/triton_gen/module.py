@@ -120,14 +120,14 @@ class TritonGen:
         fills: dict[str, list[str]] = {}
         moved: set[str] = set()
         ks = self.plan.kernels
-        order = lambda n: self.plan.tensors[n].role not in ("parameter", "constant", "input")  # noqa: E731
+        written = [{n for n in kk.tensors if self.plan.tensors[n].role not in ("parameter", "constant", "input")}
+                   for kk in ks]  # (what orders kernels against each other, as the runtime's ``_hazards``)
         for j, k in enumerate(ks):
+            host = next((ks[h] for h in reversed(range(j)) if written[h] & written[j]), None)
             for buf in k.zero:
-                host = next((ks[h] for h in reversed(range(j))
-                             if {n for n in ks[h].tensors if order(n)} & {n for n in k.tensors if order(n)}), None)
                 t = self.plan.tensors[buf]
                 nbytes = math.prod(t.shape) * ELEM_BYTES[t.dtype]
-                if host is None or buf in host.tensors or self._may_be_gluon(host) \
+                if host is None or buf in host.tensors or self._gluon_form(host) \
                         or nbytes > FILL_SHARE * host.grid or t.view is not None:
                     continue
                 fills.setdefault(host.name, []).append(buf)
@@ -135,10 +135,17 @@ class TritonGen:
         return fills, moved
 
     @staticmethod
-    def _may_be_gluon(k: Kernel) -> bool:
-        """Kernel ``k`` may become a Gluon kernel (``_gluon_stage``: one chain stage in the TMA form, or one gemm
-        stage in the Gluon form)."""
-        return len(k.stages) == 1 and (int(k.stages[0].config.get("TMA", 0)) or int(k.stages[0].config.get("GLUON", 0)))
+    def _gluon_form(k: Kernel) -> str | None:
+        """The Gluon form kernel ``k``'s config asks for: "chain" (one chain stage with ``ChainConfig.TMA``), "gemm"
+        (one gemm stage with ``GemmConfig.GLUON``), else None (``_gluon_stage`` may still fall back from it)."""
+        if len(k.stages) != 1:
+            return None
+        st = k.stages[0]
+        if st.template == "chain" and int(st.config.get("TMA", 0)):
+            return "chain"
+        if st.template == "gemm" and int(st.config.get("GLUON", 0)):
+            return "gemm"
+        return None
 
     @staticmethod
     def counter_args(k: Kernel, ctr: str = "ctr") -> str:
@@ -231,13 +238,11 @@ class TritonGen:
         """(its StageGen, the Gluon body, tensors read by TMA) when kernel ``k`` is one chain stage in the TMA form
         (``ChainConfig.TMA``) and the Gluon form takes it; None otherwise. A stage the form cannot take falls
         back to the register form: the reason is kept (``gluon_kernels``) and printed in the module."""
-        if not self.gluon or self.profile or len(k.stages) != 1 or k.queues:
+        form = self._gluon_form(k)
+        if not self.gluon or self.profile or k.queues or form is None:
             return None
         st = k.stages[0]
-        chain = st.template == "chain" and int(st.config.get("TMA", 0))
-        gemm = st.template == "gemm" and int(st.config.get("GLUON", 0))
-        if not (chain or gemm):
-            return None
+        chain = form == "chain"
         from kitsune.codegen.plan import CodegenError
         from kitsune.codegen.triton_gen.gluon_text import to_gluon
         from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK, generate_chain_tma
@@ -344,7 +349,7 @@ class TritonGen:
             t = self.plan.tensors[buf]
             n = math.prod(t.shape)
             block = min(32 * k.warps * max(1, 16 // ELEM_BYTES[t.dtype]), pow2(n))  # (16 bytes a thread a store)
-            share = -(-(-(-n // k.grid)) // block) * block
+            share = -(-n // (k.grid * block)) * block  # (ceil(ceil(n / grid) / block) blocks)
             lines += [f"    # the zero start of a later kernel's scatter result: each program zeroes its share",
                       f"    _zero_fill({buf}, {n}, pid, {share}, {block})"]
         if self.profile:  # a work item = this program's stage call: its start, end and SM

@@ -172,8 +172,8 @@ class StageGen:
         self.tile.axes = out.axes
         self.tile.idx = tuple(out.idx)
         self.tile.local = out.local
-        if self.template == "gemm" and len(D) >= 2 and rows_stay_apart(st):
-            self.ev.row_checks = frozenset((x.key(), o, c) for x, o, c in self.b.conds(out.idx[:-1], D[:-1]))
+        if self.template == "gemm" and len(D) >= 2:
+            self.skip_row_remasks(out.idx, D)
         self.queues.wait_popped()
         # values to store / push
         ev = self.ev
@@ -213,6 +213,13 @@ class StageGen:
         self.queues.free_popped()
         self.close_work_items(body_saved)
         return self.body_text()
+
+    def skip_row_remasks(self, idx, D) -> None:
+        """Where no op of the stage combines rows (``rows_stay_apart``), computed values are not re-masked by the
+        tile's own row bounds (the checks of ``idx``'s leading dims against ``D``'s): the evaluator's
+        ``row_checks``."""
+        if rows_stay_apart(self.stage):
+            self.ev.row_checks = frozenset((x.key(), o, c) for x, o, c in self.b.conds(tuple(idx)[:-1], D[:-1]))
 
     @staticmethod
     def contiguous_store_dims(gen, stage: Stage) -> frozenset:

@@ -187,10 +187,7 @@ class ChainGen:
         body = g.open_work_items(None)
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
-        from kitsune.codegen.triton_gen.stage import rows_stay_apart
-
-        if rows_stay_apart(st):  # (as the gemm template: no re-masking by the tile's own row bound)
-            self.ev.row_checks = frozenset((x.key(), o, c) for x, o, c in self.b.conds(tix.idx[:-1], D[:-1]))
+        g.skip_row_remasks(tix.idx, D)  # (as the gemm template)
         self.row_axis = tix.axes.get(len(T) - 2)
         if self.row_axis is None:
             self.fail("needs a row axis")
