@@ -385,6 +385,9 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                     rec["placement"] = fn.placement  # 'auto' (cost model) or the tuned one (kitsune-tune --placement)
                 if getattr(fn.program, "capacity_fallback", False):
                     rec["capacity_fallback"] = True
+                st = getattr(fn.program, "state", None)
+                if isinstance(st, dict) and "pdl" in st:
+                    rec["pdl"] = int(st["pdl"])  # programmatic dependent launch (kitsune-tune --launch)
                 floor = fn._low.floor
                 if floor is not None:
                     rec["floor_ms"] = floor.us / 1e3
@@ -396,17 +399,14 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                 got = [t.clone() for t in flatten(fn(*x))]
                 errs += rel_errors(got, model(*x))
                 tol = TOL
-                if not all(v < TOL for v in errs) and not any(math.isnan(v) for v in errs) and not dry:
-                    # a deep model (llama1b's 16 layers) drifts from bf16 eager by more than TOL on rounding
-                    # alone. Against an fp32 reference Kitsune may be 1.5x as far as bf16 eager is; then its
-                    # distance to bf16 eager (this and the later checks) may be up to the sum, 2.5x
-                    e_k, e_e = fp32_errors(model, x, got)
-                    rec["fp32_ref"] = {"kitsune": e_k, "eager": e_e}
-                    if e_k < max(TOL, 1.5 * e_e):
-                        tol = max(TOL, 2.5 * e_e)
-                        rec["tolerance"] = tol
-                    log(f"{src.name} {m}: rel err vs fp32: kitsune {e_k:.3e}, bf16 eager {e_e:.3e}; tolerance vs "
-                        f"bf16 eager {tol:.3e}")
+                if not dry:
+                    tol, fp32 = tolerance(model, x, got, errs)
+                    if fp32 is not None:
+                        rec["fp32_ref"] = fp32
+                        if tol > TOL:
+                            rec["tolerance"] = tol
+                        log(f"{src.name} {m}: rel err vs fp32: kitsune {fp32['kitsune']:.3e}, bf16 eager "
+                            f"{fp32['eager']:.3e}; tolerance vs bf16 eager {tol:.3e}")
                 ok = all(v < tol for v in errs)
                 if ok and not dry:
                     stage = "time"
@@ -810,6 +810,18 @@ def plot(records: list[dict], path: str) -> str:
     return path
 
 
+def tolerance(model, x, got, errs) -> tuple[float, dict | None]:
+    """The relative error Kitsune's outputs ``got`` (on inputs ``x``, ``errs`` their errors against bf16 eager) may
+    have against bf16 eager, and the fp32 reference's figures where they were needed. A deep model (llama1b's 16
+    layers) drifts from bf16 eager by more than TOL on rounding alone: against an fp32 reference Kitsune may be
+    1.5x as far as bf16 eager is, and then its distance to bf16 eager may be up to the sum, 2.5x."""
+    if all(v < TOL for v in errs) or any(math.isnan(v) for v in errs):
+        return TOL, None
+    e_k, e_e = fp32_errors(model, x, got)
+    tol = max(TOL, 2.5 * e_e) if e_k < max(TOL, 1.5 * e_e) else TOL
+    return tol, {"kitsune": e_k, "eager": e_e}
+
+
 # ------------------------------------------------------------------ sanitize
 
 
@@ -831,10 +843,16 @@ def sanitize(spec: str, args) -> int:
         for _ in range(max(1, args.iters)):
             out = [t.clone() for t in flatten(fn(*x))]
         torch.cuda.synchronize()
-        errs = rel_errors(out, model(*x))
-    ok = all(e < TOL for e in errs)
+        # the reference with PyTorch's math attention: cuDNN's flash SDPA kernel (torch 2.11, H100) reads out of
+        # bounds under memcheck and faults under racecheck on llama1b_decode_b1, which would hide Kitsune's results
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        with sdpa_kernel(SDPBackend.MATH):
+            errs = rel_errors(out, model(*x))
+            tol, _ = tolerance(model, x, out, errs)
+    ok = all(e < tol for e in errs)
     print(f"sanitize {src.name} {mode} scale={scale} iters={args.iters}: rel errs "
-          f"{', '.join(f'{e:.2e}' for e in errs)} -> {'ok' if ok else 'WRONG'}", flush=True)
+          f"{', '.join(f'{e:.2e}' for e in errs)} (tolerance {tol:.2e}) -> {'ok' if ok else 'WRONG'}", flush=True)
     return 0 if ok else 1
 
 

@@ -7,7 +7,9 @@ tuned on the H100). ``KITSUNE_TUNING_DB=0`` switches both off (heuristic
 defaults only: how "no tuning to the benchmark" is checked).
 
 An entry: ``{"<gpu>|<template>|<problem key>": {"config": {...}, "ms": t, "default_ms": t0, "date": ...}}``;
-a program's dataflow placement: ``{"<gpu>|placement|<graph hash>": {"placement": p, "ms": {p: t, ...}, ...}}``.
+a program's dataflow placement: ``{"<gpu>|placement|<graph hash>": {"placement": p, "ms": {p: t, ...}, ...}}``;
+a program's kernel launch (programmatic dependent launch: 0 off, 1 the next kernel launched once every program of
+this one started, 2 once each did its work): ``{"<gpu>|launch|<mode>|<graph hash>": {"pdl": p, "us": {p: t}}}``.
 """
 
 from __future__ import annotations
@@ -115,6 +117,23 @@ def store_placement(graph_hash: str, gpu: GPU | str, placement: str, ms: dict, p
                                                         **(extra or {})), path)
 
 
+def launch_key(graph_hash: str, mode: str, gpu: GPU | str) -> str:
+    """The entry of a program's tuned kernel launch (``kitsune-tune --launch``), per mode."""
+    return f"{get_gpu(gpu).name}|launch|{mode}|{graph_hash}"
+
+
+def lookup_launch(graph_hash: str, mode: str, gpu: GPU | str) -> int | None:
+    """The measured-fastest programmatic-dependent-launch setting of a program (0, 1 or 2), or None."""
+    e = _entry(launch_key(graph_hash, mode, gpu))
+    return None if e is None else int(e["pdl"])
+
+
+def store_launch(graph_hash: str, mode: str, gpu: GPU | str, pdl: int, us: dict, path: Path | None = None) -> Path:
+    """Record a program's fastest launch setting and every candidate's time (us by setting)."""
+    return _write(launch_key(graph_hash, mode, gpu), dict(pdl=int(pdl), us={str(k): round(v, 2) for k, v in us.items()}),
+                  path)
+
+
 def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, path: Path | None = None,
           extra: dict | None = None) -> Path:
     """Record a winner (atomically: write a temporary file, then rename)."""
@@ -142,4 +161,4 @@ def _write(k: str, entry: dict, path: Path | None) -> Path:
 
 
 __all__ = ["lookup", "store", "user_path", "enabled", "key", "PACKAGED", "placement_key", "lookup_placement",
-           "store_placement"]
+           "store_placement", "launch_key", "lookup_launch", "store_launch"]

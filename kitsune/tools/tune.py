@@ -4,6 +4,7 @@
     kitsune-tune path/model.py[:factory]
     kitsune-tune --train --workload nerf_65k   (the forward and backward graphs of a training step)
     kitsune-tune --placement --workload all    (each workload's dataflow placement, measured)
+    kitsune-tune --launch --workload all       (each workload's programmatic dependent launch, per mode, measured)
     python -m kitsune.tools.tune --workload all --json OUT
 
 For every task that ``kitsune-choose-schedules`` gives a template with a search space (gemm, gemv, attention, chain), the
@@ -236,6 +237,74 @@ def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool 
     return rec
 
 
+LAUNCH_CANDIDATES = (0, 1, 2)
+"""Programmatic-dependent-launch settings ``tune_launch`` times: off, the next kernel launched once every program of
+this one started (1) or did its work (2)."""
+
+
+def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, store: bool = True,
+                rounds: int = 3) -> dict:
+    """Time a model's program (``mode``; in dataflow mode its database placement) under each kernel-launch setting
+    (``LAUNCH_CANDIDATES``), each launch plan replayed in a CUDA graph, the settings alternated ``rounds`` times
+    (their order flipping each round), outputs checked against the setting-0 program's; the fastest correct one
+    goes to the database (per graph and mode), and ``kitsune.compile`` uses it from then on. The launch's first
+    kernel never overlaps what ran before it, so the check is the same whatever the setting."""
+    import statistics
+
+    import torch
+    from triton.testing import do_bench
+
+    import kitsune
+    from kitsune.bench.harness import flatten
+    from kitsune.schedule import db
+
+    with torch.no_grad():
+        cm = kitsune.compile(model, inputs, mode=mode, gpu=gpu, cache=False, cuda_graph=False)
+        st = cm.program.state
+        if not st.get("pdl_capable"):
+            raise RuntimeError("the device has no programmatic dependent launch (sm_90+)")
+
+        def run(pdl):
+            st["pdl"] = pdl
+            outs = [o.clone() for o in flatten(cm(*inputs))]
+            return outs, launch_plan_graph(cm, inputs)
+
+        ref, _ = run(0)
+        graphs, errors = {}, {}
+        for p in LAUNCH_CANDIDATES:
+            try:
+                outs, g = run(p)
+            except Exception as e:  # noqa: BLE001 - a setting that cannot run is not a candidate
+                errors[p] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                continue
+            err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
+            if p and not err < 2e-2:
+                errors[p] = f"rel err {err:.2e} against PDL 0"
+                continue
+            graphs[p] = g
+        times = {p: [] for p in graphs}
+        order = list(graphs)
+        for r in range(rounds):
+            for p in (order if r % 2 == 0 else order[::-1]):
+                times[p].append(do_bench(graphs[p].replay, warmup=10, rep=100, return_mode="median") * 1e3)
+    us = {p: statistics.median(t) for p, t in times.items()}
+    best = min(us, key=us.get)
+    rec = {"graph_hash": cm.graph_hash, "mode": mode, "pdl": best, "us": us, "errors": errors}
+    if log:
+        log.write(json.dumps(rec) + "\n")
+    if store:
+        db.store_launch(cm.graph_hash, mode, gpu, best, us, Path(db_path) if db_path else None)
+    st["pdl"] = best
+    return rec
+
+
+def _rel(a, b) -> float:
+    import torch
+
+    return (torch.linalg.vector_norm(a.float() - b.float())
+            / torch.linalg.vector_norm(b.float()).clamp_min(1e-30)).item()
+
+
 def training_graphs(name: str, gpu: str, device: str = "cuda", scale: float = 1.0) -> list[tuple[str, object]]:
     """(label, imported graph module) of the forward and backward graphs of a suite workload's training step
     through ``torch.compile(backend="kitsune")`` (on the GPU, bf16): the graphs whose tasks a training step runs
@@ -274,6 +343,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write every candidate's timing here")
     ap.add_argument("--placement", action="store_true",
                     help="tune each workload's dataflow placement (spatial / temporal / separate kernels) instead")
+    ap.add_argument("--launch", action="store_true",
+                    help="tune each workload's kernel launch (programmatic dependent launch 0 / 1 / 2) in --modes instead")
+    ap.add_argument("--modes", default="bulk-sync,dataflow", help="the modes --launch tunes")
     ap.add_argument("--train", action="store_true",
                     help="tune the forward and backward graphs of each workload's training step instead")
     a = ap.parse_args(argv)
@@ -293,12 +365,12 @@ def main(argv=None) -> int:
         if w not in WORKLOADS:
             print(f"kitsune-tune: unknown workload {w!r}; known: {', '.join(sorted(WORKLOADS))}", file=sys.stderr)
             return 2
-        if a.train or a.placement:
+        if a.train or a.placement or a.launch:
             models.append((w, None, None))
             continue
         model, inputs = get_workload(w).build(1.0, torch.bfloat16, "meta", seed=0)
         models.append((w, model, inputs))
-    if a.model and a.placement:
+    if a.model and (a.placement or a.launch):
         models.append((a.model, None, None))
     elif a.model:
         from kitsune.bench.harness import get_source
@@ -321,6 +393,18 @@ def main(argv=None) -> int:
                 print(f"{name:<24} placement {r['placement']:<9} " + " ".join(f"{k} {v * 1e3:.1f} us"
                                                                         for k, v in r["ms"].items())
                       + "".join(f"; {k}: {v}" for k, v in r["errors"].items()))
+            print(f"kitsune-tune: {datetime.date.today()}: database {a.db or 'user cache'}")
+            return 0
+        if a.launch:
+            from kitsune.bench.harness import get_source
+
+            for name, _, _ in models:
+                model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
+                model.eval()
+                for mode in a.modes.split(","):
+                    r = tune_launch(model, inputs, gpu, mode, a.db, log)
+                    print(f"{name:<24} {mode:<9} pdl {r['pdl']} " + " ".join(f"{k}: {v:.1f} us" for k, v in r["us"].items())
+                          + "".join(f"; {k}: {v}" for k, v in r["errors"].items()), flush=True)
             print(f"kitsune-tune: {datetime.date.today()}: database {a.db or 'user cache'}")
             return 0
         graphs = []

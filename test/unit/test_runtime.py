@@ -8,11 +8,13 @@ CPU interpreter when no GPU is present: shapes stay tiny.
 from __future__ import annotations
 
 import os
+import re
 import time
 import warnings
 
 import numpy as np
 import pytest
+
 import torch
 
 from kitsune.runtime import InputError, KitsuneRuntimeError, Program, load_source
@@ -512,9 +514,12 @@ def test_compile_mlp_on_gpu(mode, cuda_graph):
 
 
 def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
-    """Every kernel waits on its predecessor (griddepcontrol.wait) before its first load or ticket, and lets the next
-    kernel launch after its work (PDL 2, the default) or at its start (1); the runtime asks for it only on sm_90+
-    CUDA devices (the interpreter passes nothing: its kernels run the PDL-free path)."""
+    """Every kernel waits on its predecessor (griddepcontrol.wait) before it touches what the launch writes, and lets
+    the next kernel launch after its work (PDL 2) or at its start (1). A kernel none of whose programs waits on
+    another (every bulk-sync kernel) waits inside its stages, after its loads of parameters and inputs (loads before
+    waits), and reads the epoch and moves it on only after a wait of its own. The runtime asks for PDL only on sm_90+
+    CUDA devices (the interpreter passes nothing: its kernels run the PDL-free path), and never for the launch's
+    first kernel (it may read an input the previous launch's last kernel wrote)."""
     _needs_codegen()
     import kitsune
 
@@ -525,10 +530,20 @@ def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
     src = cm.source
     for k in cm.program.module.KERNELS:
         body = src.split(f"def {k['name']}(", 1)[1].split("\n\n", 1)[0]
-        wait, pid = body.index("gdc_wait()"), body.index("pid = ")
-        assert wait < pid and body.index("tl.load(epoch_ptr)") > wait  # nothing is read before the wait
+        call = re.search(rf"\n\s+{k['name']}_\w+\(pid, .*\)\n", body)
+        assert call.group(0).rstrip().endswith(", PDL)")  # the stage waits itself
+        call = call.start()
+        wait = body.index("gdc_wait()", call)  # a program that ran no stage waits here
+        assert body.index("tl.load(epoch_ptr)") > wait
         assert body.rindex("gdc_launch_dependents()") > body.rindex(f"{k['name']}_")  # PDL 2: after the stage calls
         assert k["constexprs"]["PDL"] == 0 and k["signature"]["PDL"] == "constexpr"
+        stage = src.split(f"def {k['name']}_", 1)[1].split("\n@triton.jit", 1)[0]
+        written = [n for n in k["tensors"] if cm.program.module.TENSORS[n][2] not in ("parameter", "input", "constant")]
+        touch = [m.start() for m in re.finditer(r"tl\.store\(|tl\.load\((\w+)", stage)
+                 if m.group(1) is None or m.group(1) in written]
+        assert touch and stage.index("gdc_wait()") < min(touch)
+        loads = [m.start() for m in re.finditer(r"tl\.load\((\w+)", stage) if m.group(1) not in written]
+        assert loads and min(loads) < stage.index("gdc_wait()")  # the weights' loads go first
     assert cm.program.state["pdl"] == 0  # on the CPU
     monkeypatch.setenv("KITSUNE_PDL", "1")
     mod = cm.program.module
@@ -631,3 +646,37 @@ def test_database_lookup_across_split_ok(tmp_path, monkeypatch):
     assert got is not None and (got.BM, got.BN, got.SPLIT) == (64, 64, 1)
     assert db.lookup(replace(q, split_ok=False), "h100") is None
     assert db.lookup(q, "h100").SPLIT == 4
+
+
+def test_launch_setting_from_the_database(tmp_path, monkeypatch):
+    """A program's programmatic-dependent-launch setting on a device that has it: KITSUNE_PDL where set, else the
+    measured one (``kitsune-tune --launch``, per graph and mode), else ``DEFAULT_PDL``; a device without it (the
+    CPU interpreter) keeps 0 whatever the database says."""
+    import kitsune
+    from kitsune.bench.harness import get_source
+    from kitsune.compile import DEFAULT_PDL, _set_launch
+    from kitsune.schedule import db
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("KITSUNE_PDL", raising=False)
+    model, inputs = get_source("nerf_65k").build(0.002, torch.float32, "cpu", 0)
+    cm = kitsune.compile(model.eval(), inputs, mode="bulk-sync", device="cpu", cache=False)
+    low, prog = cm._low, cm.program
+    assert prog.state["pdl"] == 0 and not prog.state["pdl_capable"]
+    db.store_launch(cm.graph_hash, "bulk-sync", "h100", 2, {0: 50.0, 1: 49.0, 2: 45.0})
+    db.store_launch(cm.graph_hash, "dataflow", "h100", 0, {0: 40.0, 1: 49.0, 2: 45.0})
+    assert db.lookup_launch(cm.graph_hash, "bulk-sync", "h100") == 2
+    assert db.lookup_launch(cm.graph_hash, "dataflow", "h100") == 0
+    _set_launch(low, prog)
+    assert prog.state["pdl"] == 0  # not capable: untouched
+    prog.state["pdl_capable"] = True
+    _set_launch(low, prog)
+    assert prog.state["pdl"] == 2  # this graph's bulk-sync entry
+    monkeypatch.setenv("KITSUNE_PDL", "1")
+    prog.state["pdl"] = 1
+    _set_launch(low, prog)
+    assert prog.state["pdl"] == 1  # the environment wins
+    monkeypatch.delenv("KITSUNE_PDL")
+    monkeypatch.setenv("KITSUNE_TUNING_DB", "0")
+    _set_launch(low, prog)
+    assert prog.state["pdl"] == DEFAULT_PDL == 1

@@ -20,6 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, Kernel, Plan, Stage, Tensor, build_plan, ident
+from kitsune.codegen.triton_gen.early_loads import place_wait
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH, pow2
@@ -65,6 +66,7 @@ class TritonGen:
         self.profile = profile  # the dispatcher records (start, end, SM) of every work item
         self.constants: dict[str, tuple[np.ndarray, str]] = {}
         self.kernel_extra: dict[str, list[str]] = {}
+        self.early: set[str] = set()  # kernels whose stages wait for the kernel before only where they must
         self.kernel_tma: dict[str, list[str]] = {}  # tensors a kernel reads through TMA descriptors
         self.fills, self.filled = self._zero_fills()
         self.index_checks: list[tuple[str, str]] = []
@@ -183,11 +185,16 @@ class TritonGen:
             self.kernel_tma[k.name] = sorted(tma)
             # every stage takes the kernel's parameters, constants found in any stage included
             params = self.kernel_params(k)
+            if gl_body is None and self._early_form(k, stage_fns):
+                self.early.add(k.name)
+                unsafe = {n for n in params if not self._launch_constant(n)} | {"ctr", "epoch", "cbase"}
+                stage_fns = [(st, fn, place_wait(body, unsafe)) for st, fn, body in stage_fns]
             deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
             texts = ["\n".join([deco, f"def {fn}(pid, {fn_params}):"] + body)
                      for fn, fn_params, body in gl_fns]
+            pdl = ", PDL: tl.constexpr" if k.name in self.early else ""
             texts += ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, {self.counter_params(k)}, "
-                                        f"WATCHDOG: tl.constexpr):"] + body)
+                                        f"WATCHDOG: tl.constexpr{pdl}):"] + body)
                       for st, fn, body in stage_fns]
             if gl_fns:  # the kernel's parameters, known only now
                 from kitsune.codegen.triton_gen.templates.gemm_tma import PARAMS_MARK
@@ -309,18 +316,31 @@ class TritonGen:
     def _kernel_fn(self, k: Kernel, params: list[str], stage_fns) -> str:
         prof = ", prof, PROF_ASM: tl.constexpr" if self.profile else ""
         gluon = self.is_gluon(k)
+        early = k.name in self.early
         lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
-                 "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):",
-                 "    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
-                 "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
-                 "    # anything; the next kernel may be launched once every program of this one has started (1) or",
-                 "    # has done its work (2)",
-                 "    if PDL == 1:",
-                 "        gdc_launch_dependents()",
-                 "    if PDL:",
-                 "        gdc_wait()"]
-        if gluon:
+                 "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):"]
+        if early:
+            lines += ["    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
+                      "    # kernel has finished; each stage waits for it (hence for all before it) just before its first",
+                      "    # access of a buffer the launch writes, after the reads of what it never writes (loads before",
+                      "    # waits: parameters, constants, inputs); the next kernel may be launched once every program of",
+                      "    # this one has started (1) or has done its work (2)",
+                      "    if PDL == 1:",
+                      "        gdc_launch_dependents()",
+                      "    pid = tl.program_id(0)"]
+        else:
+            lines += ["    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
+                      "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
+                      "    # anything; the next kernel may be launched once every program of this one has started (1) or",
+                      "    # has done its work (2)",
+                      "    if PDL == 1:",
+                      "        gdc_launch_dependents()",
+                      "    if PDL:",
+                      "        gdc_wait()"]
+        if early:
+            pass  # (the epoch is read after the stages' calls, behind the wait)
+        elif gluon:
             lines += ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
                       "    epoch = tl.load(epoch_ptr)",
                       f"    pid = gl.program_id(0) + {k.stages[0].lo}"]
@@ -345,13 +365,26 @@ class TritonGen:
                       "        # taking its ticket; any other kernel reading it has finished): no separate kernel for it",
                       f"        if pid == {k.grid - 1}:",
                       "            tl.store(epoch_ptr, epoch + 1)"]
+        tail = []  # the epoch, its bump and the fills: behind the wait in a kernel of the early form
+        if early:
+            tail += ["    if PDL:  # (a program whose stage waited on nothing)",
+                     "        gdc_wait()",
+                     "    # no program of this kernel waits on another: the CTA's own id (a ticket would serialise one",
+                     "    # atomic per program on one counter: 4.6 us of mgn_10k's 938-program edge kernel on the H100)",
+                     "    epoch = tl.load(epoch_ptr)",
+                     "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
+                     "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
+                     "        # finished)",
+                     f"        if pid == {k.grid - 1}:",
+                     "            tl.store(epoch_ptr, epoch + 1)"]
         for buf in self.fills.get(k.name, []):
             t = self.plan.tensors[buf]
             n = math.prod(t.shape)
             block = min(32 * k.warps * max(1, 16 // ELEM_BYTES[t.dtype]), pow2(n))  # (16 bytes a thread a store)
             share = -(-n // (k.grid * block)) * block  # (ceil(ceil(n / grid) / block) blocks)
-            lines += [f"    # the zero start of a later kernel's scatter result: each program zeroes its share",
-                      f"    _zero_fill({buf}, {n}, pid, {share}, {block})"]
+            (tail if early else lines).extend(
+                [f"    # the zero start of a later kernel's scatter result: each program zeroes its share",
+                 f"    _zero_fill({buf}, {n}, pid, {share}, {block})"])
         if self.profile:  # a work item = this program's stage call: its start, end and SM
             lines += ["    if PROF_ASM:",
                       "        t_start = tl.inline_asm_elementwise(\"mov.u64 $0, %globaltimer;\", \"=l\", [], "
@@ -363,7 +396,8 @@ class TritonGen:
                       "        sm = pid.to(tl.int64)"]
         own = [(st, fn) for st, fn, _ in stage_fns if st.fold is None]
         for i, (st, fn) in enumerate(own):
-            call = f"{fn}(pid, {', '.join(params)}, {self.counter_args(k)}, WATCHDOG)"
+            call = (f"{fn}(pid, {', '.join(params)}, {self.counter_args(k).replace('epoch', '0')}, WATCHDOG, PDL)"
+                    if early else f"{fn}(pid, {', '.join(params)}, {self.counter_args(k)}, WATCHDOG)")
             if gluon:  # (every CTA is a program of its one stage; a guard here costs ptxas registers: 40 B of spill)
                 lines.append(f"    {call}")
                 continue
@@ -372,6 +406,7 @@ class TritonGen:
             for fst, ffn, _ in stage_fns:
                 if fst.fold is not None and fst.fold[0] == st.name:
                     lines += self._fold_tail(k, st, fst, ffn, params)
+        lines += tail
         lines += ["    if PDL == 2:", "        gdc_launch_dependents()"]
         if self.profile:
             base = sum(kk.grid for kk in self.plan.kernels[:self.plan.kernels.index(k)])
@@ -385,6 +420,20 @@ class TritonGen:
                       "    tl.store(row + 1, t_end)",
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
+
+    def _early_form(self, k: Kernel, stage_fns) -> bool:
+        """Kernel ``k``'s stages wait for the kernel before (PDL) only before their first access of something
+        the launch writes (``early_loads``): a Triton kernel whose programs wait on no other program, with no
+        counter region and no folded combine (those read counters from the start)."""
+        return (not self._waits(stage_fns) and not k.counters
+                and not any(st.fold is not None for st, _, _ in stage_fns))
+
+    def _launch_constant(self, name: str) -> bool:
+        """No kernel of the launch writes tensor ``name``: a parameter, a constant or an input, not mutated and
+        not a view of another buffer (the launch's first kernel waits for whatever ran before it)."""
+        t = self.plan.tensors.get(name)
+        return (t is not None and t.role in ("parameter", "constant", "input") and t.view is None
+                and name not in {buf for _, buf in self.plan.mutates})
 
     @staticmethod
     def _waits(stage_fns) -> bool:

@@ -240,18 +240,23 @@ def allocate(device):
     return {"buffers": bufs, "counters": torch.zeros(max(N_COUNTERS, 1), dtype=torch.int32, device=device),
             "epoch": torch.zeros(max(len(KERNELS), 1), dtype=torch.int32, device=device),  # (``_own_epochs``)
             "err": torch.zeros(1, dtype=torch.int32, device=device), "device": device, "pdl": _pdl(device),
+            "pdl_capable": _pdl_capable(device),
             **({"prof": torch.zeros(1 + 4 * PROFILE_ITEMS, dtype=torch.int64, device=device)} if PROFILE else {})}
 
 
+def _pdl_capable(device):
+    """The device has programmatic dependent launch (CUDA sm_90+: griddepcontrol)."""
+    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
+
+
 def _pdl(device):
-    """Programmatic dependent launch on this device (CUDA sm_90+: griddepcontrol): KITSUNE_PDL, default 0 (off);
-    2: the next kernel may launch once every program of this one has done its work (measured 0 to -3% per launch
-    on the H100, but its trigger at the kernel's end costs the large GEMM tiles registers: spills in
-    mlp_gpt3_T1024's fc1 by sm_90 AOT, not yet measured on a GPU); 1: once each has started (up to 45% slower on
-    inception_b8). bench/kernels/NOTES.md section 8."""
-    if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
+    """Programmatic dependent launch on this device: KITSUNE_PDL where set, else 0 (off) until the caller sets the
+    program's own (kitsune.compile: the measured setting, ``kitsune-tune --launch``). 2: the next kernel may launch
+    once every program of this one has done its work; 1: once each has started. Either way a kernel's loads of
+    what the launch never writes go before its wait (bench/kernels/NOTES.md sections 8 and 27)."""
+    if not _pdl_capable(device):
         return 0
-    return int(os.environ.get("KITSUNE_PDL", "0"))
+    return int(os.environ.get("KITSUNE_PDL", "0") or 0)
 
 
 def _pdl_args(state):
@@ -455,9 +460,12 @@ def launch(state, tensors, watchdog=0):
         if k["tma"]:
             _tma_prepare(env, k["tma"], k.get("tma_pad"))
         last = {"BUMP": 1} if epochs or bump and j == len(KERNELS) - 1 else {}
+        # (the launch's first kernel starts after whatever ran before it: a kernel reads a launch's inputs
+        # before its wait, and the previous launch's last kernel may have written them)
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, epochs[j] if epochs else ep, k["ticket"],
                               WATCHDOG=int(watchdog),
-                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk, **pdl, **last)
+                              num_warps=k["num_warps"], num_stages=k["num_stages"], **pk,
+                              **(pdl if j else {n: v for n, v in pdl.items() if n != "launch_pdl"}), **last)
         if plan is not None:
             done[j] = streams[slot].record_event()
             ctx.__exit__(None, None, None)

@@ -90,11 +90,32 @@
 // BS: # stage "linear_0" (contraction): programs [0, {{[0-9]+}})
 // Without queues the gemm template walks tiles in groups of GROUP_M row tiles.
 // BS: tg = (t) % {{[0-9]+}}
+// Loads before waits: the stage reads only the input and parameters (x, the weights, the bias), so its whole K loop
+// and epilogue run before it waits for the kernel before it (PDL), right before its store.
+// BS: for k{{[0-9]+}} in range(0, 512, 64):
 // BS: _dot_lp(
-// BS: tl.store(k0_out0 +
+// BS: tl.load(fc1_bias +
+// BS: if PDL:
+// BS-NEXT: gdc_wait()
+// BS-NEXT: tl.store(k0_out0 +
+// The kernel takes no wait of its own before the stage; its programs read the epoch after one.
+// BS: def k0(
+// BS-NOT: gdc_wait()
+// BS: pid = tl.program_id(0)
+// BS-NEXT: if pid < {{[0-9]+}}:
+// BS-NEXT: k0_linear_0(pid, x, fc1_weight, fc1_bias, k0_out0, ctr, err, 0, WATCHDOG, PDL)
+// BS-NEXT: if PDL:
+// BS-NEXT: gdc_wait()
+// BS: epoch = tl.load(epoch_ptr)
+// The split-K kernel counts partial sums in (a counter region): it waits first, as before.
 // BS: # kernel "k1": grid
 // BS-NOT: _pop_wait(ctr
+// BS: def k1_linear_1(pid, {{.*}}, WATCHDOG: tl.constexpr):
 // BS: tl.load(k0_out0 +
+// BS: def k1(
+// BS: if PDL:
+// BS-NEXT: gdc_wait()
+// BS: epoch = tl.load(epoch_ptr)
 // BS: KERNELS = [
 // BS-NEXT: {"name": "k0"
 // BS-NEXT: {"name": "k1"

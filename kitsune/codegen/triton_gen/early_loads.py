@@ -1,0 +1,306 @@
+"""Loads before waits (DESIGN.md, gpu_queue): under programmatic dependent launch a kernel's programs may start while
+the kernel before it still runs. A program must wait for it (``griddepcontrol.wait``) before it touches anything the
+launch writes, but not before it reads what no kernel of the launch writes: parameters, constants, inputs that are
+not mutated. ``place_wait`` rewrites a stage body (the generator's Triton text) so that those reads, and the
+arithmetic on them, come first and the wait sits just before the first statement that needs it.
+
+The rewrite works on statements, never on expressions:
+
+- a *simple* statement is an assignment whose calls are pure (loads, ``tl.*`` arithmetic; not a store, an atomic, a
+  check or a ``_helper`` with effects). It is *early* if it names no buffer the launch writes and uses no value a
+  later-placed statement defines; early statements move above the others (no name is read, written or overwritten
+  across the move, and a read of a buffer nobody writes commutes with every store). A compound statement (a loop)
+  all of whose statements are early moves as a whole: a GEMM's K loop over weights and inputs runs before the wait;
+- a load of a written buffer that a single-iteration loop (``for it in range(0, 1)``: one work item per program) only
+  uses inside it sinks into the loop's body, so that the weight loads of the work item come before it;
+- the wait goes before the first statement left late. Inside a loop only where the loop runs at least once (literal
+  bounds), and has one iteration or no tensor-core product (Triton's pipeliner must not meet an asm statement):
+  anything after the loop is then behind the wait too. Anywhere else it goes before the compound statement.
+
+Without PDL the wait is ``if PDL:`` on a constexpr 0 and the reordering is all that remains.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+WAIT = ("if PDL:", "    gdc_wait()")
+
+_PURE_HELPERS = {"_dot_lp", "_mul_combine", "_max_combine", "_min_combine"}
+_EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_or",
+            "atomic_and", "atomic_xor", "debug_barrier", "inline_asm_elementwise", "device_print", "device_assert",
+            "gdc_wait", "gdc_launch_dependents"}
+_DOTS = re.compile(r"\btl\.dot\(|\b_dot_lp\(|\.load\(\[|\bwarpgroup_mma\b")
+
+
+@dataclass
+class _Simple:
+    lines: list[str]
+    uses: set[str] = field(default_factory=set)
+    defs: set[str] = field(default_factory=set)
+    pure: bool = False
+
+
+@dataclass
+class _Compound:
+    header: list[str]  # the header line(s) of the statement, elif / else clauses included in ``body``'s siblings
+    body: list  # list of _Simple | _Compound
+    clauses: list = field(default_factory=list)  # (header lines, body) of its elif / else
+    uses: set[str] = field(default_factory=set)  # every name it or its clauses mention
+    defs: set[str] = field(default_factory=set)
+    pure: bool = True  # every statement inside is pure
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _code(line: str) -> str:
+    from kitsune.codegen.triton_gen.module import _code_part
+
+    return _code_part(line).strip()
+
+
+def _statements(lines: list[str]) -> list[list[str]]:
+    """``lines`` as statements: a statement's continuation lines (inside open brackets) and the comment lines
+    before it stay with it."""
+    out, cur, depth, pending = [], [], 0, []
+    for ln in lines:
+        code = _code(ln)
+        if depth == 0 and not code:  # a comment or a blank line: goes with the next statement
+            pending.append(ln)
+            continue
+        if depth == 0:
+            cur = pending + [ln]
+            pending = []
+            out.append(cur)
+        else:
+            cur.append(ln)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    if pending:
+        out.append(pending)
+    return out
+
+
+def _parse(lines: list[str]) -> list:
+    """A block of statements at one indentation (the first code line's) as a tree."""
+    stmts = _statements(lines)
+    base = next((_indent(ln) for s in stmts for ln in s if _code(ln)), 0)
+    out: list = []
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        head = [ln for ln in s if _code(ln)]
+        if not head:  # trailing comments
+            out.append(_Simple(s, pure=True))
+            i += 1
+            continue
+        j = i + 1
+        body_lines: list[str] = []
+        while j < len(stmts) and _first_indent(stmts[j]) > base:
+            body_lines += stmts[j]
+            j += 1
+        if _code(head[-1]).endswith(":"):
+            node = _Compound(s, _parse(body_lines))
+            # elif / else clauses at the same indentation belong to this statement
+            while j < len(stmts) and re.match(r"(elif\b|else\s*:)", _code(next(ln for ln in stmts[j] if _code(ln)))):
+                cl = stmts[j]
+                k = j + 1
+                cl_body: list[str] = []
+                while k < len(stmts) and _first_indent(stmts[k]) > base:
+                    cl_body += stmts[k]
+                    k += 1
+                node.clauses.append((cl, _parse(cl_body)))
+                j = k
+            _names_of_compound(node)
+            out.append(node)
+        else:
+            out.append(_simple(s + body_lines))
+        i = j
+    return out
+
+
+def _first_indent(stmt: list[str]) -> int:
+    return next((_indent(ln) for ln in stmt if _code(ln)), 1 << 30)
+
+
+def _simple(lines: list[str]) -> _Simple:
+    st = _Simple(lines)
+    src = textwrap.dedent("\n".join(ln for ln in lines if _code(ln) or ln.strip()))
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return st  # impure: nothing moves across it
+    _collect(tree, st.uses, st.defs)
+    body = tree.body
+    doc = len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    st.pure = doc or (len(body) == 1 and isinstance(body[0], (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                      and all(_call_pure(c) for c in ast.walk(body[0]) if isinstance(c, ast.Call)))
+    return st
+
+
+def _call_pure(call: ast.Call) -> bool:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr not in _EFFECTS
+    if isinstance(f, ast.Name):
+        return not f.id.startswith("_") or f.id in _PURE_HELPERS
+    return False
+
+
+def _collect(tree, uses: set[str], defs: set[str]) -> None:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (defs if isinstance(n.ctx, ast.Store) else uses).add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            uses.add(n.target.id)
+
+
+def _names_of_compound(node: _Compound) -> None:
+    src = "\n".join(_code(ln) for ln in node.header if _code(ln))
+    try:
+        hdr = ast.parse(src + "\n    pass")
+    except SyntaxError:
+        hdr = None
+    if hdr is not None:
+        _collect(hdr, node.uses, node.defs)
+    for blk in [node.body] + [b for _, b in node.clauses]:
+        for s in blk:
+            node.uses |= s.uses
+            node.defs |= s.defs
+            node.pure = node.pure and s.pure
+    for cl, _ in node.clauses:
+        node.uses |= set(re.findall(r"[A-Za-z_]\w*", " ".join(_code(ln) for ln in cl)))
+
+
+def _literal_range(node: _Compound) -> tuple[str, int] | None:
+    """(loop variable, trip count) of ``for v in range(a, b[, s]):`` with integer literals, else None."""
+    if node.clauses:
+        return None
+    m = re.fullmatch(r"for\s+(\w+)\s+in\s+range\(([^()]*)\)\s*:", " ".join(_code(ln) for ln in node.header if _code(ln)))
+    if not m:
+        return None
+    try:
+        args = [int(a) for a in m.group(2).split(",")]
+    except ValueError:
+        return None
+    a, b, s = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+    return (m.group(1), max(0, -(-(b - a) // s))) if s > 0 else None
+
+
+def _lines(block: list) -> list[str]:
+    out: list[str] = []
+    for s in block:
+        if isinstance(s, _Simple):
+            out += s.lines
+        else:
+            out += s.header + _lines(s.body)
+            for cl, b in s.clauses:
+                out += cl + _lines(b)
+    return out
+
+
+def _reindent(lines: list[str], delta: int) -> list[str]:
+    return [(" " * delta + ln) if ln.strip() else ln for ln in lines]
+
+
+def _late(s, unsafe: set[str]) -> bool:
+    return not s.pure or bool(s.uses & unsafe)
+
+
+def _sink_into_loops(block: list, unsafe: set[str]) -> list:
+    """Loads of written buffers (and what is computed from them) before a single-iteration loop that only it uses
+    move into its body's start."""
+    block = list(block)
+    tainted = set(unsafe)  # names whose values depend on a written buffer
+    for s in block:
+        if s.uses & tainted or not s.pure:
+            tainted |= s.defs
+    for i in reversed(range(len(block))):
+        s = block[i]
+        if not isinstance(s, _Simple) or not s.pure or not (s.uses & tainted) or not s.defs:
+            continue
+        j = i + 1
+        while j < len(block) and isinstance(block[j], _Simple) and block[j].pure and _independent(s, block[j]):
+            j += 1
+        if j >= len(block) or not isinstance(block[j], _Compound):
+            continue
+        loop = block[j]
+        lr = _literal_range(loop)
+        after = set().union(*[t.uses for t in block[j + 1:]]) if j + 1 < len(block) else set()
+        if lr is None or lr[1] != 1 or lr[0] in s.uses or s.defs & after:
+            continue
+        body_indent = next((_indent(ln) for ln in _lines(loop.body) if _code(ln)), None)
+        own_indent = next(_indent(ln) for ln in s.lines if _code(ln))
+        if body_indent is None:
+            continue
+        moved = _Simple(_reindent(s.lines, body_indent - own_indent), s.uses, s.defs, s.pure)
+        loop.body = [moved] + loop.body
+        del block[i]
+    return block
+
+
+def _independent(a: _Simple, b) -> bool:
+    """``a`` and ``b`` may swap: neither reads or writes a name the other writes."""
+    return not (a.defs & (b.uses | b.defs) or b.defs & a.uses)
+
+
+def _descends(s) -> bool:
+    """The wait may go inside compound statement ``s``: a loop with literal bounds that runs at least once (so
+    that what follows it is behind the wait too) and has no tensor-core product (Triton's pipeliner would meet the
+    wait's asm statement in its body; a single iteration is not pipelined)."""
+    if not isinstance(s, _Compound):
+        return False
+    lr = _literal_range(s)
+    return lr is not None and (lr[1] == 1 or lr[1] > 1 and not _DOTS.search("\n".join(_lines(s.body))))
+
+
+def _schedule(block: list, unsafe: set[str], indent: int) -> tuple[list[str], bool]:
+    """The block's text with its early statements first and the wait placed; True if a wait was placed."""
+    block = _sink_into_loops(block, unsafe)
+    # the statements up to the first compound statement that touches a written buffer (or has an effect): a
+    # compound one that does not (a K loop over weights and inputs) moves as a whole
+    early, late = [], []
+    n = len(block)
+    for i, s in enumerate(block):
+        if isinstance(s, _Compound) and (_late(s, unsafe) or any(not _independent(s, t) for t in late)):
+            n = i
+            break
+        if not _late(s, unsafe) and all(_independent(s, t) for t in late):
+            early.append(s)
+        else:
+            late.append(s)
+    pad = " " * indent
+    wait = [pad + WAIT[0], pad + WAIT[1]]
+    if late and n < len(block) and _descends(block[n]) and block[n].pure and all(
+            s.pure and _independent(s, block[n]) for s in late):
+        # the late loads wait after the loop, which reads nothing they write and writes nothing
+        return _schedule(early + [block[n]] + late + block[n + 1:], unsafe, indent)
+    if late:
+        return _lines(early) + wait + _lines(late) + _lines(block[n:]), True
+    if n == len(block):
+        return _lines(block), False
+    loop = block[n]
+    if _descends(loop):
+        body_indent = next((_indent(ln) for ln in _lines(loop.body) if _code(ln)), indent + 4)
+        inner, placed = _schedule(loop.body, unsafe, body_indent)
+        if placed:
+            return _lines(early) + loop.header + inner + _lines(block[n + 1:]), True
+        rest, placed = _schedule(block[n + 1:], unsafe, indent)
+        return _lines(early) + loop.header + inner + rest, placed
+    return _lines(early) + wait + _lines(block[n:]), True
+
+
+def place_wait(body: list[str], unsafe: set[str]) -> list[str]:
+    """Stage body ``body`` (lines of one function body) with the launch-constant reads first and ``if PDL:
+    gdc_wait()`` before the first statement that reads a name in ``unsafe`` (buffers the launch writes, the
+    counters) or has an effect. A body that needs no wait comes back reordered only."""
+    code = [ln for ln in body if _code(ln)]
+    if not code:
+        return body
+    indent = _indent(code[0])
+    out, _ = _schedule(_parse(body), unsafe, indent)
+    return out
