@@ -142,13 +142,6 @@ def _program_for(low: _Lowered, weights, dev: torch.device, precompile: bool = F
     return program
 
 
-DEFAULT_PDL = 1
-"""The programmatic-dependent-launch setting of a program the database has no entry for (``kitsune-tune
---launch``): the next kernel launched once every program of this one has started, its programs' loads of what the
-launch never writes issued before they wait (``early_loads``). The fastest of 0 / 1 / 2 for 14 of the 18 suite
-programs on the H100, and within 2% for the rest (bench/kernels/NOTES.md section 27)."""
-
-
 def _set_launch(low: _Lowered, program: Program) -> None:
     """The program's kernel-launch setting on a device that has programmatic dependent launch: ``KITSUNE_PDL``
     where set, else the measured one (the tuning database, per graph and mode), else ``DEFAULT_PDL``."""
@@ -158,6 +151,8 @@ def _set_launch(low: _Lowered, program: Program) -> None:
     if not isinstance(st, dict) or not st.get("pdl_capable") or os.environ.get("KITSUNE_PDL") not in (None, ""):
         return
     from kitsune.schedule import db
+
+    from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL
 
     tuned = db.lookup_launch(low.key[0], low.key[1], low.gpu)
     st["pdl"] = DEFAULT_PDL if tuned is None else tuned

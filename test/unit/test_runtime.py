@@ -536,7 +536,7 @@ def test_programmatic_dependent_launch_in_every_kernel(monkeypatch):
         wait = body.index("gdc_wait()", call)  # a program that ran no stage waits here
         assert body.index("tl.load(epoch_ptr)") > wait
         assert body.rindex("gdc_launch_dependents()") > body.rindex(f"{k['name']}_")  # PDL 2: after the stage calls
-        assert k["constexprs"]["PDL"] == 0 and k["signature"]["PDL"] == "constexpr"
+        assert k["constexprs"]["PDL"] == 2 and k["signature"]["PDL"] == "constexpr"  # (what sm_90 runs untuned)
         stage = src.split(f"def {k['name']}_", 1)[1].split("\n@triton.jit", 1)[0]
         written = [n for n in k["tensors"] if cm.program.module.TENSORS[n][2] not in ("parameter", "input", "constant")]
         touch = [m.start() for m in re.finditer(r"tl\.store\(|tl\.load\((\w+)", stage)
@@ -654,7 +654,8 @@ def test_launch_setting_from_the_database(tmp_path, monkeypatch):
     CPU interpreter) keeps 0 whatever the database says."""
     import kitsune
     from kitsune.bench.harness import get_source
-    from kitsune.compile import DEFAULT_PDL, _set_launch
+    from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL
+    from kitsune.compile import _set_launch
     from kitsune.schedule import db
 
     monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
@@ -663,20 +664,20 @@ def test_launch_setting_from_the_database(tmp_path, monkeypatch):
     cm = kitsune.compile(model.eval(), inputs, mode="bulk-sync", device="cpu", cache=False)
     low, prog = cm._low, cm.program
     assert prog.state["pdl"] == 0 and not prog.state["pdl_capable"]
-    db.store_launch(cm.graph_hash, "bulk-sync", "h100", 2, {0: 50.0, 1: 49.0, 2: 45.0})
+    db.store_launch(cm.graph_hash, "bulk-sync", "h100", 1, {0: 50.0, 1: 45.0, 2: 49.0})
     db.store_launch(cm.graph_hash, "dataflow", "h100", 0, {0: 40.0, 1: 49.0, 2: 45.0})
-    assert db.lookup_launch(cm.graph_hash, "bulk-sync", "h100") == 2
+    assert db.lookup_launch(cm.graph_hash, "bulk-sync", "h100") == 1
     assert db.lookup_launch(cm.graph_hash, "dataflow", "h100") == 0
     _set_launch(low, prog)
     assert prog.state["pdl"] == 0  # not capable: untouched
     prog.state["pdl_capable"] = True
     _set_launch(low, prog)
-    assert prog.state["pdl"] == 2  # this graph's bulk-sync entry
-    monkeypatch.setenv("KITSUNE_PDL", "1")
-    prog.state["pdl"] = 1
+    assert prog.state["pdl"] == 1  # this graph's bulk-sync entry
+    monkeypatch.setenv("KITSUNE_PDL", "0")
+    prog.state["pdl"] = 0
     _set_launch(low, prog)
-    assert prog.state["pdl"] == 1  # the environment wins
+    assert prog.state["pdl"] == 0  # the environment wins
     monkeypatch.delenv("KITSUNE_PDL")
     monkeypatch.setenv("KITSUNE_TUNING_DB", "0")
     _set_launch(low, prog)
-    assert prog.state["pdl"] == DEFAULT_PDL == 1
+    assert prog.state["pdl"] == DEFAULT_PDL == 2

@@ -29,6 +29,14 @@ from dataclasses import dataclass, field
 
 WAIT = ("if PDL:", "    gdc_wait()")
 
+DEFAULT_PDL = 2
+"""The programmatic-dependent-launch setting of a program the database has no entry for (``kitsune-tune
+--launch``): the next kernel launched once every program of this one has done its work; each program's loads of
+what the launch never writes are issued before it waits (``early_loads``). Measured on the H100 (bench/kernels/NOTES.md
+section 27): on models outside the suite 2 is the fastest or within 0.4% of it (ResNet-18 853.5 us against 856.7 off
+and 937.3 at 1, a BERT layer 183.3 / 184.6 / 189.4, GPT-2 1123.9 / 1174.3 / 1147.9), while 1, which wins on the
+suite's GEMV chains and irregular graphs (its tuned entries), loses up to 9% there."""
+
 _PURE_HELPERS = {"_dot_lp", "_mul_combine", "_max_combine", "_min_combine"}
 _EFFECTS = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_or",
             "atomic_and", "atomic_xor", "debug_barrier", "inline_asm_elementwise", "device_print", "device_assert",
@@ -180,7 +188,8 @@ def _literal_range(node: _Compound) -> tuple[str, int] | None:
     """(loop variable, trip count) of ``for v in range(a, b[, s]):`` with integer literals, else None."""
     if node.clauses:
         return None
-    m = re.fullmatch(r"for\s+(\w+)\s+in\s+range\(([^()]*)\)\s*:", " ".join(_code(ln) for ln in node.header if _code(ln)))
+    header = " ".join(_code(ln) for ln in node.header if _code(ln))
+    m = re.fullmatch(r"for\s+(\w+)\s+in\s+range\(([^()]*)\)\s*:", header)
     if not m:
         return None
     try:

@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, Kernel, Plan, Stage, Tensor, build_plan, ident
-from kitsune.codegen.triton_gen.early_loads import place_wait
+from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL, place_wait
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH, pow2
@@ -522,7 +522,7 @@ class TritonGen:
                 sig.update({"prof": "*i64", "PROF_ASM": "constexpr"})
                 cx["PROF_ASM"] = True
             sig["PDL"] = "constexpr"
-            cx["PDL"] = 0  # what the GPU runs by default (the AOT checks compile it); launch() passes KITSUNE_PDL
+            cx["PDL"] = DEFAULT_PDL  # what an sm_90 GPU runs without a tuned setting (the AOT checks compile it)
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
             tensors = [n for n in params]
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "
