@@ -206,10 +206,6 @@ def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool 
             g = launch_plan_graph(cm, inputs)
             return cm, outs, do_bench(g.replay, warmup=25, rep=200, return_mode="median")
 
-    def rel(a, b):
-        return (torch.linalg.vector_norm(a.float() - b.float())
-                / torch.linalg.vector_norm(b.float()).clamp_min(1e-30)).item()
-
     cm, ref, ms = run("separate")
     graph_hash = cm.graph_hash
     times = {"separate": ms}
@@ -223,7 +219,7 @@ def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool 
         except Exception as e:  # noqa: BLE001 - a placement that cannot be built or run is not a candidate
             errors[p] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             continue
-        err = max((rel(a, b) for a, b in zip(outs, ref)), default=0.0)
+        err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
         if not err < 2e-2:
             errors[p] = f"rel err {err:.2e} against separate kernels"
             continue
@@ -299,6 +295,7 @@ def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, stor
 
 
 def _rel(a, b) -> float:
+    """Relative L2 distance of ``a`` from ``b`` (fp32)."""
     import torch
 
     return (torch.linalg.vector_norm(a.float() - b.float())

@@ -27,6 +27,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from kitsune.codegen.triton_gen.syntax import code_part
+
 WAIT = ("if PDL:", "    gdc_wait()")
 
 DEFAULT_PDL = 2
@@ -54,7 +56,7 @@ class _Simple:
 
 @dataclass
 class _Compound:
-    header: list[str]  # the header line(s) of the statement, elif / else clauses included in ``body``'s siblings
+    header: list[str]  # the header line(s) of the statement (its comments first)
     body: list  # list of _Simple | _Compound
     clauses: list = field(default_factory=list)  # (header lines, body) of its elif / else
     uses: set[str] = field(default_factory=set)  # every name it or its clauses mention
@@ -67,9 +69,7 @@ def _indent(line: str) -> int:
 
 
 def _code(line: str) -> str:
-    from kitsune.codegen.triton_gen.module import _code_part
-
-    return _code_part(line).strip()
+    return code_part(line).strip()
 
 
 def _statements(lines: list[str]) -> list[list[str]]:

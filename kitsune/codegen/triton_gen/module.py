@@ -23,7 +23,7 @@ from kitsune.codegen.plan import ELEM_BYTES, CodegenError, Kernel, Plan, Stage, 
 from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL, place_wait
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
-from kitsune.codegen.triton_gen.syntax import SIG, TORCH, pow2
+from kitsune.codegen.triton_gen.syntax import SIG, TORCH, code_part, pow2
 from kitsune.dialects.graph import fmt_loc
 from kitsune.semantics.comprehension import Access
 
@@ -546,22 +546,8 @@ def _canonical(code: str, names: list[str]) -> str:
 
     pos = {n: f"_N{i}_" for i, n in enumerate(dict.fromkeys(names))}
     pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(pos, key=len, reverse=True)) + r")\b")
-    lines = [_code_part(ln) for ln in code.splitlines() if not ln.lstrip().startswith("#")]
+    lines = [code_part(ln) for ln in code.splitlines() if not ln.lstrip().startswith("#")]
     return pat.sub(lambda m: pos[m.group(1)], "\n".join(lines))
-
-
-def _code_part(line: str) -> str:
-    """``line`` up to its comment (a ``#`` outside string literals), trailing blanks dropped."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote is not None:
-            if ch == quote and line[i - 1] != "\\":
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            return line[:i].rstrip()
-    return line
 
 
 def generate_triton(module: ModuleOp, capacity: str = "ir", tf32: bool = False, profile: bool = False,

@@ -1,4 +1,5 @@
-"""Triton spellings shared by the generator: element types, literals, accumulation and reduction text, block sizes."""
+"""Triton spellings shared by the generator: element types, literals, accumulation and reduction text, block sizes;
+the code part of a generated line."""
 
 from __future__ import annotations
 
@@ -44,4 +45,19 @@ def lit(x: float) -> str:
     return repr(float(x))
 
 
-__all__ = ["TL", "SIG", "TORCH", "NEUTRAL", "NAN", "combine_text", "reduce_text", "pow2", "pow2_floor", "lit"]
+def code_part(line: str) -> str:
+    """``line`` up to its comment (a ``#`` outside string literals), trailing blanks dropped."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote is not None:
+            if ch == quote and line[i - 1] != "\\":
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i].rstrip()
+    return line
+
+
+__all__ = ["TL", "SIG", "TORCH", "NEUTRAL", "NAN", "combine_text", "reduce_text", "pow2", "pow2_floor", "lit",
+           "code_part"]
