@@ -150,9 +150,8 @@ def _set_launch(low: _Lowered, program: Program) -> None:
     st = getattr(program, "state", None)
     if not isinstance(st, dict) or not st.get("pdl_capable") or os.environ.get("KITSUNE_PDL") not in (None, ""):
         return
-    from kitsune.schedule import db
-
     from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL
+    from kitsune.schedule import db
 
     tuned = db.lookup_launch(low.key[0], low.key[1], low.gpu)
     st["pdl"] = DEFAULT_PDL if tuned is None else tuned

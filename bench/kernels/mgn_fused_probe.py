@@ -25,7 +25,7 @@ import torch
 import triton
 import triton.language as tl
 
-from mgn_probe import D, E, N, bench, edge1, edge2, edge_inputs
+from mgn_probe import D, E, N, bench, edge1, edge2, edge_hidden, edge_inputs
 
 
 @triton.jit
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     bf = torch.bfloat16
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     # reference (fp32 math on the bf16 inputs; h and m rounded to bf16 as the kernels do)
-    rh = torch.relu(e.float() @ w1.float().T + b1.float() + p[src, :D].float() + p[dst, D:].float()).to(bf)
+    rh = edge_hidden(e, w1, b1, p, src, dst).to(bf)
     rm_ = torch.nn.functional.layer_norm(rh.float() @ w2.float().T + b2.float(), (D,), gam.float(), bet.float())
     rm_ = rm_.to(bf)
     ref_out = (e.float() + rm_.float())

@@ -111,6 +111,11 @@ def edge_inputs(dev: str = "cuda") -> tuple:
             torch.zeros(N, D, dtype=bf, device=dev))
 
 
+def edge_hidden(e, w1, b1, p, src, dst):
+    """The edge MLP's first layer in fp32 on the bf16 inputs: relu(e W1^T + b1 + P_src[src] + P_dst[dst])."""
+    return torch.relu(e.float() @ w1.float().T + b1.float() + p[src, :D].float() + p[dst, D:].float())
+
+
 def bench(fn) -> float:
     fn()
     torch.cuda.synchronize()
@@ -126,7 +131,7 @@ def main(argv=None) -> int:
     bf = torch.bfloat16
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     rows = []
-    ref_h = torch.relu(e.float() @ w1.float().T + b1.float() + p[src, :D].float() + p[dst, D:].float())
+    ref_h = edge_hidden(e, w1, b1, p, src, dst)
     for gather in (0, 1, 2):
         for bm, warps in ((64, 4), (128, 8)):
             for persist in (0, 1):

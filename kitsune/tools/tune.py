@@ -217,7 +217,7 @@ def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool 
         try:
             _, outs, ms = run(p)
         except Exception as e:  # noqa: BLE001 - a placement that cannot be built or run is not a candidate
-            errors[p] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            errors[p] = _first_line(e)
             continue
         err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
         if not err < 2e-2:
@@ -265,14 +265,16 @@ def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, stor
             outs = [o.clone() for o in flatten(cm(*inputs))]
             return outs, launch_plan_graph(cm, inputs)
 
-        ref, _ = run(0)
-        graphs, errors = {}, {}
-        for p in LAUNCH_CANDIDATES:
+        ref, graphs, errors = None, {}, {}
+        for p in LAUNCH_CANDIDATES:  # (0 first: the reference)
             try:
                 outs, g = run(p)
             except Exception as e:  # noqa: BLE001 - a setting that cannot run is not a candidate
-                errors[p] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                if ref is None:  # the program itself does not run
+                    raise
+                errors[p] = _first_line(e)
                 continue
+            ref = outs if ref is None else ref
             err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
             if p and not err < 2e-2:
                 errors[p] = f"rel err {err:.2e} against PDL 0"
@@ -292,6 +294,11 @@ def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, stor
         db.store_launch(cm.graph_hash, mode, gpu, best, us, Path(db_path) if db_path else None)
     st["pdl"] = best
     return rec
+
+
+def _first_line(e: BaseException) -> str:
+    """An exception as a candidate's error: its type and its message's first line."""
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
 def _rel(a, b) -> float:

@@ -42,6 +42,10 @@ def _env_on(name: str, default: str) -> bool:
 FILL_SHARE = 64 << 10
 """The most bytes of a later kernel's zero-started buffer one program of a host kernel zeroes (``_zero_fills``)."""
 
+_NO_TICKET = ["    # no program of this kernel waits on another: the CTA's own id (a ticket would serialise one",
+              "    # atomic per program on one counter: 4.6 us of mgn_10k's 938-program edge kernel on the H100)"]
+"""The shell's comment where a kernel takes the CTA's own id instead of a ticket."""
+
 _WAITS = re.compile(r"\bepoch\b|\b_(?:await_stages|pop_wait|push_wait|acquire)\(")
 """A stage body that spins on another program (every spin compares an epoch-based counter)."""
 
@@ -320,63 +324,24 @@ class TritonGen:
         lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
                  "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):"]
+        trigger = ["    if PDL == 1:", "        gdc_launch_dependents()"]
+        tail = []  # the epoch, its bump and the fills: behind the wait in a kernel of the early form
         if early:
             lines += ["    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
                       "    # kernel has finished; each stage waits for it (hence for all before it) just before its first",
                       "    # access of a buffer the launch writes, after the reads of what it never writes (loads before",
                       "    # waits: parameters, constants, inputs); the next kernel may be launched once every program of",
-                      "    # this one has started (1) or has done its work (2)",
-                      "    if PDL == 1:",
-                      "        gdc_launch_dependents()",
-                      "    pid = tl.program_id(0)"]
+                      "    # this one has started (1) or has done its work (2)"]
+            lines += trigger + ["    pid = tl.program_id(0)"]
+            tail += ["    if PDL:  # (a program whose stage waited on nothing)", "        gdc_wait()"]
+            tail += _NO_TICKET + ["    epoch = tl.load(epoch_ptr)"] + self._bump_by_last_id(k)
         else:
             lines += ["    # programmatic dependent launch (sm_90), PDL 1 / 2: this grid may be launched before the previous",
                       "    # kernel has finished, and waits for it (hence for all before it) before it reads or writes",
                       "    # anything; the next kernel may be launched once every program of this one has started (1) or",
-                      "    # has done its work (2)",
-                      "    if PDL == 1:",
-                      "        gdc_launch_dependents()",
-                      "    if PDL:",
-                      "        gdc_wait()"]
-        if early:
-            pass  # (the epoch is read after the stages' calls, behind the wait)
-        elif gluon:
-            lines += ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
-                      "    epoch = tl.load(epoch_ptr)",
-                      f"    pid = gl.program_id(0) + {k.stages[0].lo}"]
-        elif not self._waits(stage_fns):
-            lines += ["    # no program of this kernel waits on another: the CTA's own id (a ticket would serialise one",
-                      "    # atomic per program on one counter: 4.6 us of mgn_10k's 938-program edge kernel on the H100)",
-                      "    epoch = tl.load(epoch_ptr)",
-                      "    pid = tl.program_id(0)",
-                      "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
-                      "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
-                      "        # finished)",
-                      f"        if pid == {k.grid - 1}:",
-                      "            tl.store(epoch_ptr, epoch + 1)"]
-        else:
-            lines += ["    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
-                      "    # program waits only on programs that already run: no deadlock whatever the launch order",
-                      "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
-                      "    epoch = tl.load(epoch_ptr)",
-                      f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}",
-                      "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): the program",
-                      "        # with the last ticket moves the epoch on (every program of this kernel read it before",
-                      "        # taking its ticket; any other kernel reading it has finished): no separate kernel for it",
-                      f"        if pid == {k.grid - 1}:",
-                      "            tl.store(epoch_ptr, epoch + 1)"]
-        tail = []  # the epoch, its bump and the fills: behind the wait in a kernel of the early form
-        if early:
-            tail += ["    if PDL:  # (a program whose stage waited on nothing)",
-                     "        gdc_wait()",
-                     "    # no program of this kernel waits on another: the CTA's own id (a ticket would serialise one",
-                     "    # atomic per program on one counter: 4.6 us of mgn_10k's 938-program edge kernel on the H100)",
-                     "    epoch = tl.load(epoch_ptr)",
-                     "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
-                     "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
-                     "        # finished)",
-                     f"        if pid == {k.grid - 1}:",
-                     "            tl.store(epoch_ptr, epoch + 1)"]
+                      "    # has done its work (2)"]
+            lines += trigger + ["    if PDL:", "        gdc_wait()"]
+            lines += self._program_id(k, gluon, stage_fns)
         for buf in self.fills.get(k.name, []):
             t = self.plan.tensors[buf]
             n = math.prod(t.shape)
@@ -434,6 +399,36 @@ class TritonGen:
         t = self.plan.tensors.get(name)
         return (t is not None and t.role in ("parameter", "constant", "input") and t.view is None
                 and name not in {buf for _, buf in self.plan.mutates})
+
+    @classmethod
+    def _program_id(cls, k: Kernel, gluon: bool, stage_fns) -> list[str]:
+        """The shell's lines that read the epoch and give the program its id (and move the epoch on under
+        ``BUMP``), for a kernel not of the early form (which does this after its stages, ``_kernel_fn``)."""
+        if gluon:
+            return ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
+                    "    epoch = tl.load(epoch_ptr)",
+                    f"    pid = gl.program_id(0) + {k.stages[0].lo}"]
+        if not cls._waits(stage_fns):
+            return _NO_TICKET + ["    epoch = tl.load(epoch_ptr)", "    pid = tl.program_id(0)"] + cls._bump_by_last_id(k)
+        return ["    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
+                "    # program waits only on programs that already run: no deadlock whatever the launch order",
+                "    # (the ticket counter's index is an argument: kernels with the same code share one function)",
+                "    epoch = tl.load(epoch_ptr)",
+                f"    pid = tl.atomic_add(ctr + ticket, 1) - epoch * {k.grid}",
+                "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): the program",
+                "        # with the last ticket moves the epoch on (every program of this kernel read it before",
+                "        # taking its ticket; any other kernel reading it has finished): no separate kernel for it",
+                f"        if pid == {k.grid - 1}:",
+                "            tl.store(epoch_ptr, epoch + 1)"]
+
+    @staticmethod
+    def _bump_by_last_id(k: Kernel) -> list[str]:
+        """Under ``BUMP``, the program with the last CTA id moves the epoch on (a kernel that takes no tickets)."""
+        return ["    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
+                "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
+                "        # finished)",
+                f"        if pid == {k.grid - 1}:",
+                "            tl.store(epoch_ptr, epoch + 1)"]
 
     @staticmethod
     def _waits(stage_fns) -> bool:

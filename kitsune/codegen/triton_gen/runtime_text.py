@@ -436,6 +436,9 @@ def launch(state, tensors, watchdog=0):
     _bind_views(env)
     ctr, err, ep = state["counters"], state["err"], state["epoch"]
     pdl = _pdl_args(state)
+    # (the launch's first kernel starts after whatever ran before it: a kernel reads a launch's inputs before its
+    # wait, and the previous launch's last kernel may have written them)
+    pdl_first = {n: v for n, v in pdl.items() if n != "launch_pdl"}
     plan, own = _streams(state)
     bump = _bump_in_kernel(state, plan)
     epochs = _own_epochs(state, plan)
@@ -460,12 +463,10 @@ def launch(state, tensors, watchdog=0):
         if k["tma"]:
             _tma_prepare(env, k["tma"], k.get("tma_pad"))
         last = {"BUMP": 1} if epochs or bump and j == len(KERNELS) - 1 else {}
-        # (the launch's first kernel starts after whatever ran before it: a kernel reads a launch's inputs
-        # before its wait, and the previous launch's last kernel may have written them)
         k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, epochs[j] if epochs else ep, k["ticket"],
                               WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk,
-                              **(pdl if j else {n: v for n, v in pdl.items() if n != "launch_pdl"}), **last)
+                              **(pdl if j else pdl_first), **last)
         if plan is not None:
             done[j] = streams[slot].record_event()
             ctx.__exit__(None, None, None)
