@@ -4,6 +4,7 @@ before its ``griddepcontrol.wait``, everything else after it, and the reordered 
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pytest
 
@@ -120,6 +121,81 @@ def test_pipelined_loop_and_branches_keep_the_wait_outside():
     assert s.index("if PDL:") < s.index("for k in range(0, 0):")
 
 
+DOT_LOOP = """
+    t = pid
+    v4 = tl.load(g + t)
+    acc = tl.zeros([16, 64], tl.float32)
+    for k in range(0, 256, 64):
+        a = tl.load(act + (k + t))
+        b = tl.load(w + (t * 256 + k))
+        acc = tl.dot(a, b, acc)
+    y = acc * v4
+    tl.store(out + t, y)
+"""
+
+
+class _FakeTL:
+    """Just enough of ``tl`` to run a stage body in Python on integers (a "pointer" is an int, a load reads a
+    dict, a dot is a multiply-add): two bodies mean the same if they store the same values."""
+
+    float32 = None
+
+    def __init__(self, mem):
+        self.mem, self.stored = mem, []
+
+    def load(self, p):
+        return self.mem.get(p, p % 7)
+
+    def zeros(self, shape, dt):
+        return 0
+
+    def dot(self, a, b, acc):
+        return acc + a * b
+
+    def store(self, p, v):
+        self.stored.append((p, v))
+
+
+def _run(lines: list[str], pid: int) -> list:
+    tl = _FakeTL({})
+    src = "def f(pid, act, w, g, out, PDL):\n" + "\n".join(lines) + "\n"
+    env = {"tl": tl, "gdc_wait": lambda: None}
+    exec(textwrap.dedent(src) if not src.startswith("def") else src, env)
+    env["f"](pid, 1000, 2000, 3000, 4000, 1)
+    return tl.stored
+
+
+def test_a_short_dot_loop_has_its_first_iteration_copied_out_before_the_wait():
+    """With ``peel``: the wait cannot enter a K loop with a tensor-core product, so the loop's first iteration is
+    copied out before it (loop variable and temporaries renamed, the carried accumulator not); the copy's weight
+    load goes before the wait, its activation load after; the rest of the loop starts at the second chunk; the
+    body stores the same values as before. Without ``peel``, or for a loop longer than ``PEEL_MAX``, nothing is
+    copied."""
+    out = place_wait(_body(DOT_LOOP), {"act", "out"}, peel=True)
+    s = _stmts(out)
+    w = s.index("if PDL:")
+    assert s[s.index("k_p0 = 0  # the first iteration of the loop below, copied out (loads before waits)") + 1] \
+        == "b_p0 = tl.load(w + (t * 256 + k_p0))"
+    assert s.index("b_p0 = tl.load(w + (t * 256 + k_p0))") < w < s.index("a_p0 = tl.load(act + (k_p0 + t))")
+    assert s.index("acc = tl.dot(a_p0, b_p0, acc)") < s.index("for k in range(64, 256, 64):")
+    assert s.index("b = tl.load(w + (t * 256 + k))") > s.index("for k in range(64, 256, 64):")
+    for pid in range(3):
+        assert _run(out, pid) == _run(_body(DOT_LOOP), pid)
+    assert not any("_p0" in ln for ln in place_wait(_body(DOT_LOOP), {"act", "out"}))
+    long = DOT_LOOP.replace("range(0, 256, 64)", f"range(0, {64 * (early_loads.PEEL_MAX + 1)}, 64)")
+    assert not any("_p0" in ln for ln in place_wait(_body(long), {"act", "out"}, peel=True))
+
+
+def test_a_name_read_after_the_loop_keeps_its_name_in_the_copy():
+    """A temporary of the loop's body that is read after the loop is not renamed in the copy (the loop may still
+    assign it); the peeled body still stores the same values."""
+    body = _body(DOT_LOOP.replace("    y = acc * v4", "    y = acc * v4 + b"))
+    out = place_wait(body, {"act", "out"}, peel=True)
+    assert any(ln.strip() == "b = tl.load(w + (t * 256 + k_p0))" for ln in out)
+    for pid in range(3):
+        assert _run(out, pid) == _run(body, pid)
+
+
 def test_dependences_are_kept():
     """A launch-constant statement that reads or redefines a name a late statement defines or reads stays after
     it; an effect (an index check) stays where it was relative to every late statement."""
@@ -177,7 +253,7 @@ def _dominating_wait_before_first_touch(stage: str, unsafe: set[str]) -> bool:
     return True
 
 
-@pytest.mark.parametrize("workload", ["llama_decode_b1", "mgn_10k", "dlrm_b2048", "inception_b8"])
+@pytest.mark.parametrize("workload", ["llama_decode_b1", "llama_decode_b8", "mgn_10k", "dlrm_b2048", "inception_b8"])
 def test_every_early_stage_waits_before_it_touches_what_the_launch_writes(workload):
     """The suite's generated modules at full size: every stage of a kernel in the early form waits (dominating)
     before its first mention of a buffer the launch writes, a store or an atomic; its kernel reads the epoch after
@@ -204,17 +280,54 @@ def test_every_early_stage_waits_before_it_touches_what_the_launch_writes(worklo
     assert generate(module) is not None
 
 
-def test_reordering_keeps_the_meaning(tmp_path, monkeypatch):
-    """llama_decode_b1 (small, fp32) generated with and without the reordering, both run under Triton's
-    interpreter: bit-identical outputs over two launches (the reordering moves pure statements only)."""
+class _SplitK(torch.nn.Module):
+    """A skinny layer pair whose second projection (M 8, K 2048, N 64: 8 tiles) splits K over the grid and adds
+    its tile's partial sums in the last arriving program (a counter)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(64, 2048, bias=False)
+        self.b = torch.nn.Linear(2048, 64, bias=False)
+
+    def forward(self, x):
+        return x + self.b(torch.relu(self.a(x)))
+
+
+def _lowered(which: str):
+    import test_triton_codegen as ttc
+
+    if which != "split_k":
+        model, inputs, _, _, lowered = ttc.lower(which, "bulk-sync")
+        return model, inputs, lowered
+    from kitsune.context import make_context
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    torch.manual_seed(0)
+    model, inputs = _SplitK(), (torch.randn(8, 64),)
+    lowered, _ = import_module(model, inputs)
+    KitsunePipelinePass(mode="bulk-sync").apply(make_context(), lowered)
+    return model, inputs, lowered
+
+
+@pytest.mark.parametrize("which", ["llama_decode_b1", "split_k"])
+def test_reordering_keeps_the_meaning(tmp_path, monkeypatch, which):
+    """A program (small, fp32) generated with and without the reordering, both run under Triton's interpreter:
+    bit-identical outputs over two launches (the reordering moves pure statements only). ``split_k``: a stage that
+    counts its tile's split-K arrivals is of the early form, and waits before its partial store and its count."""
     import test_triton_codegen as ttc
 
     from kitsune.codegen.triton_gen import generate_triton
 
-    model, inputs, _, _, lowered = ttc.lower("llama_decode_b1", "bulk-sync")
+    model, inputs, lowered = _lowered(which)
     src = generate_triton(lowered, capacity="all")
     assert "gdc_wait()" in src.split("RUNTIME", 1)[0] or WAIT in src
-    monkeypatch.setattr(early_loads, "_schedule", lambda block, unsafe, indent: (early_loads._lines(block), False))
+    if which == "split_k":
+        fn = re.search(r"\ndef \w+\(pid, [^\n]*PDL: tl.constexpr\):\n(?:(?!\n@).)*?tl\.atomic_add\(ctr", src, re.S)
+        assert fn is not None, "no split-K stage of the early form"
+        text = fn.group(0)
+        assert text.index(WAIT) < text.index("tl.store(") < text.index("tl.atomic_add(ctr")
+    monkeypatch.setattr(early_loads, "_schedule", lambda block, unsafe, indent, whole: (early_loads._lines(block), False))
     plain = generate_triton(lowered, capacity="all")
     assert plain != src
     runs = []
@@ -225,6 +338,11 @@ def test_reordering_keeps_the_meaning(tmp_path, monkeypatch):
         runs.append([o.clone() for o in outs] + [o.clone() for o in outs2])
     for a, b in zip(*runs):
         assert torch.equal(a, b)
+    with torch.no_grad():
+        ref = model(*inputs)
+    ref = ref if isinstance(ref, (list, tuple)) else [ref]
+    for r in ref:  # and the program computes what eager does
+        assert any(o.shape == r.shape and torch.allclose(o, r, rtol=1e-4, atol=1e-4) for o in runs[0])
 
 
 def test_first_kernel_of_a_launch_never_overlaps_what_ran_before(tmp_path):

@@ -62,6 +62,7 @@ class _Compound:
     uses: set[str] = field(default_factory=set)  # every name it or its clauses mention
     defs: set[str] = field(default_factory=set)
     pure: bool = True  # every statement inside is pure
+    peeled: bool = False  # its first iteration was copied out (``_peel``): not again
 
 
 def _indent(line: str) -> int:
@@ -267,8 +268,9 @@ def _descends(s) -> bool:
     return lr is not None and (lr[1] == 1 or lr[1] > 1 and not _DOTS.search("\n".join(_lines(s.body))))
 
 
-def _schedule(block: list, unsafe: set[str], indent: int) -> tuple[list[str], bool]:
-    """The block's text with its early statements first and the wait placed; True if a wait was placed."""
+def _schedule(block: list, unsafe: set[str], indent: int, whole: str | None) -> tuple[list[str], bool]:
+    """The block's text with its early statements first and the wait placed; True if a wait was placed
+    (``whole``: the function's code, for the names ``_peel`` may rename; None: no loop is peeled)."""
     block = _sink_into_loops(block, unsafe)
     # the statements up to the first compound statement that touches a written buffer (or has an effect): a
     # compound one that does not (a K loop over weights and inputs) moves as a whole
@@ -287,7 +289,12 @@ def _schedule(block: list, unsafe: set[str], indent: int) -> tuple[list[str], bo
     if late and n < len(block) and _descends(block[n]) and block[n].pure and all(
             s.pure and _independent(s, block[n]) for s in late):
         # the late loads wait after the loop, which reads nothing they write and writes nothing
-        return _schedule(early + [block[n]] + late + block[n + 1:], unsafe, indent)
+        return _schedule(early + [block[n]] + late + block[n + 1:], unsafe, indent, whole)
+    if whole is not None and n < len(block) and (late or not _descends(block[n])):  # the wait would go before
+        # the loop
+        peeled = _peel(block, n, unsafe, indent, whole)
+        if peeled is not None:
+            return _schedule(early + late + peeled, unsafe, indent, whole)
     if late:
         return _lines(early) + wait + _lines(late) + _lines(block[n:]), True
     if n == len(block):
@@ -295,21 +302,79 @@ def _schedule(block: list, unsafe: set[str], indent: int) -> tuple[list[str], bo
     loop = block[n]
     if _descends(loop):
         body_indent = next((_indent(ln) for ln in _lines(loop.body) if _code(ln)), indent + 4)
-        inner, placed = _schedule(loop.body, unsafe, body_indent)
+        inner, placed = _schedule(loop.body, unsafe, body_indent, whole)
         if placed:
             return _lines(early) + loop.header + inner + _lines(block[n + 1:]), True
-        rest, placed = _schedule(block[n + 1:], unsafe, indent)
+        rest, placed = _schedule(block[n + 1:], unsafe, indent, whole)
         return _lines(early) + loop.header + inner + rest, placed
     return _lines(early) + wait + _lines(block[n:]), True
 
 
-def place_wait(body: list[str], unsafe: set[str]) -> list[str]:
+PEEL_MAX = 8
+"""The longest loop (literal trip count) whose first iteration ``_peel`` copies out: a memory-bound K loop of a
+gemv or a decode attention (2-8 chunks), not a GEMM's long K loop, whose first chunk matters little."""
+
+
+def _peel(block: list, n: int, unsafe: set[str], indent: int, whole: str) -> list | None:
+    """``block[n:]`` with the first iteration of loop ``block[n]`` copied out before it, where the wait cannot go
+    inside the loop (a tensor-core product: Triton's pipeliner must not meet the wait) and that iteration reads
+    something the launch never writes (a weight chunk, a block of the KV cache): the copy's reads then go before
+    the wait like any straight-line statement. The copy's loop variable and the names it alone defines (not
+    carried from one iteration to the next, not read after the loop) take a suffix, so that Triton does not carry
+    them through the loop. None where the loop is not such a loop."""
+    loop = block[n]
+    if not isinstance(loop, _Compound) or loop.clauses or loop.peeled:
+        return None
+    lr = _literal_range(loop)
+    if lr is None or not 2 <= lr[1] <= PEEL_MAX:
+        return None
+    var = lr[0]
+    body = _lines(loop.body)
+    text = "\n".join(_code(ln) for ln in body)
+    if re.search(r"\b(break|continue|return)\b", text):
+        return None
+    if not any(isinstance(s, _Simple) and s.pure and not (s.uses & unsafe) and "load(" in _code(" ".join(s.lines))
+               for s in loop.body):
+        return None  # nothing to read early
+    header = " ".join(_code(ln) for ln in loop.header if _code(ln))
+    m = re.fullmatch(r"for\s+(\w+)\s+in\s+range\(([^()]*)\)\s*:", header)
+    args = [int(a) for a in m.group(2).split(",")]
+    a, b, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+    # names the body defines before any use in it (not carried) and that nothing after the loop reads
+    after = set().union(*[s.uses for s in block[n + 1:]]) if n + 1 < len(block) else set()
+    carried, seen = set(), set()
+    for s in loop.body:
+        carried |= (s.uses - seen) & loop.defs
+        seen |= s.defs
+    inside = "\n".join(_code(ln) for ln in loop.header + body)
+
+    def only_inside(v: str) -> bool:  # every mention of v in the function is in the loop
+        p = re.compile(rf"\b{re.escape(v)}\b")
+        return len(p.findall(whole)) == len(p.findall(inside))
+
+    local = sorted({v for v in loop.defs - carried - after if only_inside(v)} | {var})
+    rename = {v: f"{v}_p0" for v in local}
+    pat = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
+    body_indent = next((_indent(ln) for ln in body if _code(ln)), indent + 4)
+    pad = " " * indent
+    copy = [pad + f"{rename[var]} = {a}  # the first iteration of the loop below, copied out (loads before waits)"]
+    copy += [pad + pat.sub(lambda mm: rename[mm.group(1)], ln[body_indent:] if not ln[:body_indent].strip()
+                           else ln.lstrip()) if ln.strip() else ln for ln in body]
+    hdr_indent = " " * _indent(next(ln for ln in loop.header if _code(ln)))
+    rest = _Compound(loop.header[:-1] + [f"{hdr_indent}for {var} in range({a + step}, {b}, {step}):"], loop.body,
+                     peeled=True)
+    _names_of_compound(rest)
+    return _parse(copy) + [rest] + block[n + 1:]
+
+
+def place_wait(body: list[str], unsafe: set[str], peel: bool = False) -> list[str]:
     """Stage body ``body`` (lines of one function body) with the launch-constant reads first and ``if PDL:
     gdc_wait()`` before the first statement that reads a name in ``unsafe`` (buffers the launch writes, the
-    counters) or has an effect. A body that needs no wait comes back reordered only."""
+    counters) or has an effect. A body that needs no wait comes back reordered only. ``peel``: a loop the wait
+    would precede has its first iteration copied out (``_peel``), for its reads of launch constants."""
     code = [ln for ln in body if _code(ln)]
     if not code:
         return body
     indent = _indent(code[0])
-    out, _ = _schedule(_parse(body), unsafe, indent)
+    out, _ = _schedule(_parse(body), unsafe, indent, "\n".join(_code(ln) for ln in body) if peel else None)
     return out

@@ -42,6 +42,11 @@ def _env_on(name: str, default: str) -> bool:
 FILL_SHARE = 64 << 10
 """The most bytes of a later kernel's zero-started buffer one program of a host kernel zeroes (``_zero_fills``)."""
 
+PEELED = ("gemv", "decode_attention")
+"""Templates whose stages get their K loop's first iteration copied out before the PDL wait (``early_loads._peel``):
+measured on the H100 (bench/kernels/NOTES.md section 28), llama_decode_b8 at PDL 1 79.0 -> 74.9 us; in GEMM
+stages (dlrm's layers, an inception branch) it cost up to 4% at PDL 2."""
+
 _NO_TICKET = ["    # no program of this kernel waits on another: the CTA's own id (a ticket would serialise one",
               "    # atomic per program on one counter: 4.6 us of mgn_10k's 938-program edge kernel on the H100)"]
 """The shell's comment where a kernel takes the CTA's own id instead of a ticket."""
@@ -192,7 +197,10 @@ class TritonGen:
             if gl_body is None and self._early_form(k, stage_fns):
                 self.early.add(k.name)
                 unsafe = {n for n in params if not self._launch_constant(n)} | {"ctr", "epoch", "cbase"}
-                stage_fns = [(st, fn, place_wait(body, unsafe)) for st, fn, body in stage_fns]
+                # memory-bound templates stream a weight or a KV cache through a short loop: its first chunk is
+                # read before the wait too (a GEMM's loop stays whole: Triton pipelines it, and its operands
+                # are mostly reused from L2)
+                stage_fns = [(st, fn, place_wait(body, unsafe, peel=st.template in PEELED)) for st, fn, body in stage_fns]
             deco = "@gluon.jit" if gl_body is not None else "@triton.jit"
             texts = ["\n".join([deco, f"def {fn}(pid, {fn_params}):"] + body)
                      for fn, fn_params, body in gl_fns]
@@ -388,10 +396,14 @@ class TritonGen:
 
     def _early_form(self, k: Kernel, stage_fns) -> bool:
         """Kernel ``k``'s stages wait for the kernel before (PDL) only before their first access of something
-        the launch writes (``early_loads``): a Triton kernel whose programs wait on no other program, with no
-        counter region and no folded combine (those read counters from the start)."""
-        return (not self._waits(stage_fns) and not k.counters
-                and not any(st.fold is not None for st, _, _ in stage_fns))
+        the launch writes (``early_loads``): a Triton kernel whose programs wait on no other program (no ticket,
+        no queue, no temporal wait: those read counters and the epoch from the start) and has no folded combine
+        (its tail runs in the shell). Counters a stage only moves after its work (a split-K tile's arrivals,
+        counted modulo the split) are touched behind the wait like any buffer the launch writes; a stage that
+        reads the epoch (passed as 0 in this form) is not of it."""
+        return (not self._waits(stage_fns) and not k.queues
+                and not any(st.fold is not None for st, _, _ in stage_fns)
+                and not any(re.search(r"\bepoch\b", code_part(ln)) for _, _, body in stage_fns for ln in body))
 
     def _launch_constant(self, name: str) -> bool:
         """No kernel of the launch writes tensor ``name``: a parameter, a constant or an input, not mutated and

@@ -107,13 +107,23 @@
 // BS-NEXT: if PDL:
 // BS-NEXT: gdc_wait()
 // BS: epoch = tl.load(epoch_ptr)
-// The split-K kernel counts partial sums in (a counter region): it waits first, as before.
+// The split-K kernel counts its tiles' partial sums in (a counter, moved modulo the split after the work): its
+// stage waits before the K loop that reads the first GEMM's result (a GEMM's loop is not peeled), its partial
+// store and its count come after; the kernel reads the epoch after a wait of its own.
 // BS: # kernel "k1": grid
 // BS-NOT: _pop_wait(ctr
-// BS: def k1_linear_1(pid, {{.*}}, WATCHDOG: tl.constexpr):
-// BS: tl.load(k0_out0 +
-// BS: def k1(
+// BS: def k1_linear_1(pid, {{.*}}, WATCHDOG: tl.constexpr, PDL: tl.constexpr):
 // BS: if PDL:
+// BS-NEXT: gdc_wait()
+// BS-NEXT: for k{{[0-9]+}} in range(0, {{[0-9]+}}, 64):
+// BS-NOT: _p0 = 0
+// BS: tl.load(k0_out0 +
+// BS: tl.store(k1_linear_1_partials +
+// BS: tl.atomic_add(ctr + {{[0-9]+}} + t, 1
+// BS: def k1(
+// BS-NOT: gdc_wait()
+// BS: k1_linear_1(pid, {{.*}}, WATCHDOG, PDL)
+// BS-NEXT: if PDL:
 // BS-NEXT: gdc_wait()
 // BS: epoch = tl.load(epoch_ptr)
 // BS: KERNELS = [
