@@ -114,11 +114,11 @@ def _index_args(v, pos: dict[int, int], depth: int = 8) -> list[int]:
             for i in _index_args(x, pos, depth - 1)]
 
 
-def random_inputs(module: ModuleOp, device, seed: int = 0):
-    """Random inputs for @main: floats ~ N(0, 1/last dim) (keeps sums O(1)); integers uniform over the dim they
-    index (``index_extents``: a gather or scatter then spreads over its rows as a real graph's indices do, not
-    over two rows, which turns a scatter's atomics into contention and a gather into cache hits), else in
-    [0, 2)."""
+def random_inputs(module: ModuleOp, device, seed: int = 0, positive: bool = False):
+    """Random inputs for @main: floats ~ N(0, 1/last dim) (keeps sums O(1); ``positive``: their magnitudes);
+    integers uniform over the dim they index (``index_extents``: a gather or scatter then spreads over its rows
+    as a real graph's indices do, not over two rows, which turns a scatter's atomics into contention and a gather
+    into cache hits), else in [0, 2)."""
     import torch
 
     from kitsune.codegen.plan import dtype_key
@@ -134,10 +134,27 @@ def random_inputs(module: ModuleOp, device, seed: int = 0):
         dt = TORCH_DTYPES[dtype_key(a.type.get_element_type())]
         if dt.is_floating_point:
             x = torch.randn(shape, generator=g) / math.sqrt(max(1, shape[-1] if shape else 1))
+            x = x.abs() if positive else x
         else:
             x = torch.randint(0, extents.get(i, 2), shape, generator=g)
         out.append(x.to(dt).to(device))
     return out
+
+
+def reference_inputs(module: ModuleOp, device, gpu: str = "h100"):
+    """(inputs, the task's first result on them by the generic evaluator, fp32): random inputs whose result is
+    finite. An isolated task's inputs stand for values its graph computed: a norm's rsqrt of a mean of squares
+    drawn from N(0, s) may be of a negative number, so where the result is not finite the inputs' magnitudes are
+    taken instead (the Llama MLP's gate / up projection with the RMS norm's statistics as its epilogue)."""
+    from kitsune.runtime.program import Program
+
+    prog = Program.from_module(lower(with_config(module, "generic", None, None), gpu), None, device)
+    for positive in (False, True):
+        ins = random_inputs(module, device, positive=positive)
+        ref = prog(*ins)[0].float()
+        if bool(ref.isfinite().all()):
+            break
+    return ins, ref
 
 
 def measure(program, inputs, reps: int = 10) -> float:

@@ -45,3 +45,34 @@ def test_tuner_rotates_operand_copies_past_the_l2():
     assert rotation_copies(int(33.5 * mb), 50 * mb, 10) == 3
     assert rotation_copies(600 * mb, 50 * mb, 10) == 1
     assert rotation_copies(1 * mb, 50 * mb, 10) == 10
+
+
+def test_isolated_task_inputs_give_a_finite_reference():
+    """A task whose epilogue is an RMS norm over a buffer of squares (the graph's values are never negative) gets
+    NaN on N(0, s) inputs; ``reference_inputs`` then draws their magnitudes, and the generic evaluator's result (the
+    tuner's and bench/kernels' reference) is finite and what torch computes on those inputs."""
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import isolate
+    from kitsune.tools.tune import scheduled_tasks
+
+    class NormedByGivenSquares(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(64, 32, bias=False)
+
+        def forward(self, x, sq):
+            return self.fc(x) * torch.rsqrt(sq.mean(-1, keepdim=True) + 1e-5)
+
+    args = (torch.randn(2, 64), torch.randn(2, 64))
+    module, _ = import_module(NormedByGivenSquares(), args, None, with_weights=False)
+    (task, _), = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.problem is not None]
+    m = isolate.task_module(task)
+    x, w, sq = isolate.random_inputs(m, "cpu")  # (the task's inputs: x, the weight, the squares)
+    assert (w.shape, sq.shape) == ((32, 64), (2, 64)) and float(sq.mean(-1).min()) + 1e-5 < 0  # NaN, torch too
+    ins, ref = isolate.reference_inputs(m, "cpu")
+    assert bool(ref.isfinite().all()) and all(bool((t >= 0).all()) for t in ins)
+    x, w, sq = ins
+    assert torch.allclose(ref, (x @ w.T) * torch.rsqrt(sq.mean(-1, keepdim=True) + 1e-5), rtol=1e-4, atol=1e-6)
