@@ -293,6 +293,19 @@ def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, stor
     return rec
 
 
+def _cuda_models(models):
+    """(name, model, inputs) of each suite workload or model file, built on the GPU in bf16 as the harness builds
+    it (the placement and launch tuners time whole programs)."""
+    import torch
+
+    from kitsune.bench.harness import get_source
+
+    for name, _, _ in models:
+        model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
+        model.eval()
+        yield name, model, inputs
+
+
 def _first_line(e: BaseException) -> str:
     """An exception as a candidate's error: its type and its message's first line."""
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -385,11 +398,7 @@ def main(argv=None) -> int:
     log = open(a.json, "w") if a.json else None
     try:
         if a.placement:
-            from kitsune.bench.harness import get_source
-
-            for name, _, _ in models:  # (a suite workload or a model file, built as the harness builds it)
-                model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
-                model.eval()
+            for name, model, inputs in _cuda_models(models):
                 r = tune_placement(model, inputs, gpu, a.db, log)
                 print(f"{name:<24} placement {r['placement']:<9} " + " ".join(f"{k} {v * 1e3:.1f} us"
                                                                         for k, v in r["ms"].items())
@@ -397,11 +406,7 @@ def main(argv=None) -> int:
             print(f"kitsune-tune: {datetime.date.today()}: database {a.db or 'user cache'}")
             return 0
         if a.launch:
-            from kitsune.bench.harness import get_source
-
-            for name, _, _ in models:
-                model, inputs = get_source(name).build(1.0, torch.bfloat16, "cuda", 0)
-                model.eval()
+            for name, model, inputs in _cuda_models(models):
                 for mode in a.modes.split(","):
                     r = tune_launch(model, inputs, gpu, mode, a.db, log)
                     print(f"{name:<24} {mode:<9} pdl {r['pdl']} " + " ".join(f"{k}: {v:.1f} us" for k, v in r["us"].items())

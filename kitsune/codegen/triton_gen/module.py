@@ -10,6 +10,7 @@ and the debug index checks (each an error code and a message).
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 import os
@@ -410,7 +411,12 @@ class TritonGen:
         not a view of another buffer (the launch's first kernel waits for whatever ran before it)."""
         t = self.plan.tensors.get(name)
         return (t is not None and t.role in ("parameter", "constant", "input") and t.view is None
-                and name not in {buf for _, buf in self.plan.mutates})
+                and name not in self._mutated)
+
+    @functools.cached_property
+    def _mutated(self) -> frozenset[str]:
+        """The buffers the launch updates in place (a KV cache)."""
+        return frozenset(buf for _, buf in self.plan.mutates)
 
     @classmethod
     def _program_id(cls, k: Kernel, gluon: bool, stage_fns) -> list[str]:
