@@ -79,7 +79,7 @@ def main() -> int:
     from kitsune.schedule import db, isolate
     from kitsune.schedule.configs import default_config
     from kitsune.schedule.roles import roles_of
-    from kitsune.schedule.select import gemm_tile
+    from kitsune.schedule.select import conv_tile, gemm_tile
     from kitsune.tools.tune import scheduled_tasks
 
     gpu = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
@@ -111,7 +111,8 @@ def main() -> int:
             ins, ref = isolate.reference_inputs(base, "cuda", gpu)
             for label, cfg in variants:
                 try:
-                    tile = gemm_tile(r, p.template, cfg) if p.template in ("gemm", "gemv") else c.tile
+                    tile = (gemm_tile(r, p.template, cfg) if p.template in ("gemm", "gemv")
+                            else conv_tile(r, cfg) if p.template == "conv" else c.tile)
                     m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
                     prog = Program.from_module(m, None, "cuda")
                     out = prog(*ins)[0].float()

@@ -308,10 +308,18 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
     rows = ext[-1] * (ext[-2] if len(ext) > 1 else 1)
     p = Problem("conv", M=M, N=F, K=K, elem_bytes=eb, row=ext[-1], rows=rows, split_ok=False)
     cfg = (tuning_db.lookup(p, gpu) if use_db else None) or default_config(p, gpu)
-    pt = dict(zip(pix, pixel_tile(ext, cfg.BM)))
-    tile = tuple(min(cfg.BF, F) if v == nv[0] else pt[v] for v in lhs)
-    return Choice("conv", cfg, tile, p, anchor, f"roles {r.summary()}: implicit GEMM, M = output pixels",
+    return Choice("conv", cfg, conv_tile(r, cfg), p, anchor, f"roles {r.summary()}: implicit GEMM, M = output pixels",
                   "heuristic")
+
+
+def conv_tile(r: Roles, cfg) -> tuple[int, ...]:
+    """The tile of a convolution's result under conv config ``cfg``: BF output channels by ``pixel_tile``'s block
+    of at most BM output pixels (the anchor's roles ``r``: one N variable, the others pixels)."""
+    lhs = r.lhs_vars
+    nv = r.vars("N")[0]
+    pix = [v for v in lhs if v != nv]
+    pt = dict(zip(pix, pixel_tile([r.ext[v] for v in pix], cfg.BM)))
+    return tuple(min(cfg.BF, r.ext[nv]) if v == nv else pt[v] for v in lhs)
 
 
 def pixel_tile(ext: list[int], bm: int) -> list[int]:
@@ -600,4 +608,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "conv_tile", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]

@@ -80,7 +80,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     from kitsune.schedule.configs import CONFIGS
     from kitsune.dialects.regions import tensor_shape
     from kitsune.schedule.roles import roles_of
-    from kitsune.schedule.select import attention_tile, chain_tile, gemm_tile
+    from kitsune.schedule.select import attention_tile, chain_tile, conv_tile, gemm_tile
 
     p = choice.problem
     g = get_gpu(gpu)
@@ -116,6 +116,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg)
             elif p.template == "chain":
                 tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
+            elif p.template == "conv":
+                tile = conv_tile(r, cfg)
             else:
                 tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
@@ -142,6 +144,15 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 default_ms=default_ms, candidates=results)
 
 
+TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain")
+"""The templates whose configs kitsune-tune times (the others' heuristics stand: a scatter's split follows its
+rows, a decode attention's parts are a structural choice of kitsune-split-reduction). Not conv: an isolated
+convolution reads its input and weights in the default (NCHW) order, while the program stores them channels-last
+(``kitsune.codegen.layouts``), so its timings do not carry over: inception_b8's convolutions tuned so (3x3 24.9 ->
+17.4 us alone) made the workload slower, 0.0302 -> 0.0337 ms (H100, 2026-11-27, bench/kernels/NOTES.md section
+28). ``conv_tile`` gives a conv config's tile for when the isolation keeps the program's storage orders."""
+
+
 def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,
                log=None, store: bool = True, seen: set[str] | None = None,
                only: dict[str, set[int]] | None = None) -> list[dict]:
@@ -154,7 +165,7 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
     seen = set() if seen is None else seen
     out = []
     for task, c in scheduled_tasks(graph_module, gpu):
-        if c.problem is None or c.template not in ("gemm", "gemv", "attention", "chain"):
+        if c.problem is None or c.template not in TUNED_TEMPLATES:
             continue
         k = db.key(c.problem, gpu)
         if k in seen:

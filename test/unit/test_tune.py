@@ -76,3 +76,33 @@ def test_isolated_task_inputs_give_a_finite_reference():
     assert bool(ref.isfinite().all()) and all(bool((t >= 0).all()) for t in ins)
     x, w, sq = ins
     assert torch.allclose(ref, (x @ w.T) * torch.rsqrt(sq.mean(-1, keepdim=True) + 1e-5), rtol=1e-4, atol=1e-6)
+
+
+def test_a_conv_configs_tile_is_the_schedules():
+    """A conv config's tile (``conv_tile``: BF channels by a block of at most BM whole output rows, what
+    ``bench/kernels/run.py`` times each config with) is ``conv_choice``'s for the config it chose; kitsune-tune does
+    not time convolutions (isolated, their operands lose the program's channels-last storage)."""
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule.configs import ConvConfig
+    from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import conv_tile
+    from kitsune.tools.tune import TUNED_TEMPLATES, scheduled_tasks
+
+    class Conv(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(16, 48, 3, padding=1)
+
+        def forward(self, x):
+            return torch.relu(self.c(x))
+
+    module, _ = import_module(Conv(), (torch.randn(2, 16, 20, 20),), None, with_weights=False)
+    (task, c), = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.problem is not None]
+    assert c.template == "conv" and "conv" not in TUNED_TEMPLATES
+    r = roles_of(c.anchor)
+    assert conv_tile(r, c.config) == tuple(c.tile)
+    assert conv_tile(r, ConvConfig(BF=32, BM=64)) == (1, 32, 3, 20)  # three whole 20-wide rows of 64 pixels
+    assert conv_tile(r, ConvConfig(BF=64, BM=16)) == (1, 48, 1, 16)  # a row segment, every channel
