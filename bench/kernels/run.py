@@ -25,8 +25,9 @@ from triton.testing import do_bench
 PEAK_FLOPS, PEAK_BW = 800e12, 3.0e12
 
 
-def torch_peer(anchor, device):
-    """A callable running the anchor's torch op on random inputs of its shapes, or None."""
+def torch_peer(anchor, device, channels_last: bool = False):
+    """A callable running the anchor's torch op on random inputs of its shapes, or None (``channels_last``: a
+    convolution's input and weight in torch's channels-last memory format, as Kitsune's program stores them)."""
     from kitsune.dialects.regions import tensor_shape
 
     name = anchor.OPDEF.name
@@ -41,6 +42,8 @@ def torch_peer(anchor, device):
     args = [torch.randn(s, device=device, dtype=torch.bfloat16) / math.sqrt(max(1, s[-1])) for s in shapes]
     if name == "conv2d":  # cuDNN
         a = anchor.attrs()
+        if channels_last:
+            args = [t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in args]
         return lambda: torch.nn.functional.conv2d(args[0], args[1], None, tuple(a["stride"]), tuple(a["padding"]),
                                                   tuple(a["dilation"]), a["groups"])
     if name == "linear":
@@ -75,7 +78,6 @@ def main() -> int:
     a = ap.parse_args()
     from kitsune.frontend.torch_export import import_module
     from kitsune.models import WORKLOADS, get_workload
-    from kitsune.runtime.program import Program
     from kitsune.schedule import db, isolate
     from kitsune.schedule.configs import default_config
     from kitsune.schedule.roles import roles_of
@@ -114,19 +116,22 @@ def main() -> int:
                     tile = (gemm_tile(r, p.template, cfg) if p.template in ("gemm", "gemv")
                             else conv_tile(r, cfg) if p.template == "conv" else c.tile)
                     m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
-                    prog = Program.from_module(m, None, "cuda")
-                    out = prog(*ins)[0].float()
+                    prog, call = isolate.load(m, ins, "cuda")  # (a conv input as its program stores it)
+                    out = prog(*call)[0].float()
                     err = isolate.rel_err(out, ref)
                     row[f"{label}_err"] = err
                     row[f"{label}_config"] = cfg.as_dict()
                     if not (err < 2e-2):
                         row[f"{label}_error"] = f"wrong result: rel. err {err:.2e} against the generic evaluator"
                         continue
-                    ms = isolate.measure(prog, ins)
+                    ms = isolate.measure(prog, call)
                     row[f"{label}_ms"] = ms
                 except Exception as e:  # noqa: BLE001
                     row[f"{label}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150] if str(e) else ''}"
-            peer = torch_peer(c.anchor, "cuda")
+            f = [o for o in base.walk() if o.name == "func.func"][0]
+            cl = any("kitsune.order" in a.data for a in f.arg_attrs.data) if f.arg_attrs else False
+            row["channels_last"] = cl
+            peer = torch_peer(c.anchor, "cuda", channels_last=cl)
             if peer is not None:
                 row["torch_ms"] = graph_ms(peer)
             ms = row.get("used_ms")

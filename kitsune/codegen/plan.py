@@ -338,6 +338,21 @@ def _arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
     return label, ("parameter" if role in ("parameter", "buffer", "constant") else "input")
 
 
+def _arg_order(f: func.FuncOp, i: int) -> tuple[int, ...] | None:
+    """A parameter argument's storage order given with it (``kitsune.order = "0,2,3,1"``: ``kitsune.schedule.isolate``
+    stores a convolution's input as its program does), else None."""
+    attrs = f.arg_attrs.data[i].data if f.arg_attrs else {}
+    order = attrs.get("kitsune.order")
+    if not isinstance(order, StringAttr):
+        return None
+    dims = tuple(int(d) for d in order.data.split(","))
+    t = f.body.blocks.first.args[i].type
+    if not isinstance(t, TensorType) or sorted(dims) != list(range(len(tensor_shape(t)))):
+        raise CodegenError(f"argument #{i} of @{f.sym_name.data}: kitsune.order {order.data!r} is not a permutation "
+                           f"of its {len(tensor_shape(t))} dims")
+    return dims
+
+
 def _readers(rel: str, q_grid: Sequence[int], cons: StageOp, split: int = 1) -> int:
     """Consumer work items reading each producer tile per run (every part of a split reduction reads it)."""
     cg = cons.grid()
@@ -384,6 +399,9 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
         if not isinstance(t, TensorType):
             raise CodegenError(f"argument #{i} of @{f.sym_name.data} is not a tensor")
         tensors[n] = Tensor(n, tensor_shape(t), dtype_key(t.get_element_type()), role, label)
+        order = _arg_order(f, i)
+        if layouts and role == "parameter" and order is not None:  # (an isolated task's operand: as its program)
+            tensors[n].order = order
         names[a] = n
         arg_names.append(n)
     # program block args = program operands (function arguments or passthrough)

@@ -11,17 +11,70 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, BlockArgument, Region
+
+from kitsune.codegen.layouts import CHANNELS_LAST
 
 from kitsune.dialects import dataflow as df
 from kitsune.schedule.configs import Config
 
 
+def _conv_input_stored_channels_last(task: df.TaskOp, i: int) -> bool:
+    """Operand ``i`` of conv task ``task`` is a tensor the program stores channels-last
+    (``kitsune.codegen.layouts``): the result of another conv task, rank 4 with at least 16 channels (a multiple of
+    8) and more than one pixel, read by conv tasks only."""
+    from kitsune.codegen.layouts import MIN_CHANNELS
+    from kitsune.dialects.regions import tensor_shape
+
+    v = task.ins[i]
+    shape = tensor_shape(v.type)
+
+    def conv_task(op) -> bool:
+        return isinstance(op, df.TaskOp) and op.attributes.get("template") == StringAttr("conv")
+
+    def readers(r) -> list:  # the operations reading value r, through the channels that carry it
+        return [w for u in r.uses for w in (readers(u.operation.results[0]) if isinstance(u.operation, df.ChannelOp)
+                                            else [u.operation])]
+
+    r = v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v  # (a channel carries a task's result)
+    return (conv_task(task) and conv_task(r.owner) and len(shape) == 4 and shape[1] >= MIN_CHANNELS
+            and shape[1] % 8 == 0 and shape[2] * shape[3] > 1 and all(conv_task(o) for o in readers(r)))
+
+
+def _parameter_operand(task: df.TaskOp, i: int) -> bool:
+    """Operand ``i`` of ``task`` is one of the program's parameters (a function argument of kind parameter)."""
+    v = task.ins[i]
+    g = task.parent_op()
+    if not isinstance(v, BlockArgument) or not isinstance(g, df.GraphOp) or v.owner is not g.body.blocks.first:
+        return False
+    outer = g.operands[v.index]
+    f = g.parent_op()
+    if not isinstance(outer, BlockArgument) or not isinstance(f, func.FuncOp) or not f.arg_attrs:
+        return False
+    kind = f.arg_attrs.data[outer.index].data.get("kitsune.kind")
+    return isinstance(kind, StringAttr) and kind.data == "parameter"
+
+
 def task_module(task: df.TaskOp) -> ModuleOp:
-    """``func @main`` whose body is a dataflow graph with a clone of ``task`` (template attributes dropped)."""
+    """``func @main`` whose body is a dataflow graph with a clone of ``task`` (template attributes dropped).
+
+    Its arguments are inputs, except for a convolution whose input the program stores channels-last: that input is
+    a parameter stored so (``kitsune.order``), and so are the convolution's parameters (whose weight may then be
+    packed ``[kh, kw, c, f]`` as in the program), so that the task is timed on the memory layout it runs on (an
+    NCHW isolation of inception_b8's 3x3 took 24.9 us against 7.4 in the program, bench/kernels/NOTES.md 28)."""
     in_types = [o.type for o in task.ins]
     out_types = [r.type for r in task.outs]
+    last = {i for i in range(len(in_types)) if _conv_input_stored_channels_last(task, i)}
+    attrs = []
+    for i in range(len(in_types)):
+        d = {"kitsune.name": StringAttr(f"arg{i}")}
+        if i in last:
+            d["kitsune.kind"] = StringAttr("parameter")
+            d["kitsune.order"] = StringAttr(",".join(map(str, CHANNELS_LAST)))
+        elif last and _parameter_operand(task, i):
+            d["kitsune.kind"] = StringAttr("parameter")
+        attrs.append(DictionaryAttr(d))
     fblock = Block(arg_types=in_types)
     gblock = Block(arg_types=in_types)
     t = task.clone()
@@ -33,8 +86,21 @@ def task_module(task: df.TaskOp) -> ModuleOp:
     g = df.GraphOp(list(fblock.args), out_types, Region(gblock))
     fblock.add_op(g)
     fblock.add_op(func.ReturnOp(*g.results))
-    f = func.FuncOp("main", (in_types, out_types), Region(fblock))
+    f = func.FuncOp("main", (in_types, out_types), Region(fblock), arg_attrs=ArrayAttr(attrs))
     return ModuleOp([f])
+
+
+def load(module: ModuleOp, args, device):
+    """(the lowered one-task ``module`` loaded as a Program, the arguments it is called with): ``args`` holds a
+    tensor per argument of @main; those of parameters are bound at load time (uploaded in their storage order)."""
+    from kitsune.codegen.plan import _arg_label
+    from kitsune.runtime.program import Program
+
+    f = [o for o in module.walk() if isinstance(o, func.FuncOp)][0]
+    roles = [_arg_label(f, i) for i in range(len(args))]
+    weights = {label: a for (label, role), a in zip(roles, args) if role == "parameter"}
+    ins = [a for (_, role), a in zip(roles, args) if role != "parameter"]
+    return Program.from_module(module, weights or None, device), ins
 
 
 def only_task(module: ModuleOp) -> df.TaskOp:
@@ -146,12 +212,11 @@ def reference_inputs(module: ModuleOp, device, gpu: str = "h100"):
     finite. An isolated task's inputs stand for values its graph computed: a norm's rsqrt of a mean of squares
     drawn from N(0, s) may be of a negative number, so where the result is not finite the inputs' magnitudes are
     taken instead (the Llama MLP's gate / up projection with the RMS norm's statistics as its epilogue)."""
-    from kitsune.runtime.program import Program
-
-    prog = Program.from_module(lower(with_config(module, "generic", None, None), gpu), None, device)
+    low = lower(with_config(module, "generic", None, None), gpu)
     for positive in (False, True):
         ins = random_inputs(module, device, positive=positive)
-        ref = prog(*ins)[0].float()
+        prog, call = load(low, ins, device)
+        ref = prog(*call)[0].float()
         if bool(ref.isfinite().all()):
             break
     return ins, ref
@@ -190,5 +255,5 @@ def rel_err(a, b) -> float:
     return float((a - b).norm() / b.norm().clamp_min(1e-30))
 
 
-__all__ = ["task_module", "with_config", "lower", "random_inputs", "index_extents", "measure", "rotation_copies",
-           "rel_err", "only_task"]
+__all__ = ["task_module", "with_config", "lower", "load", "reference_inputs", "random_inputs", "index_extents",
+           "measure", "rotation_copies", "rel_err", "only_task"]

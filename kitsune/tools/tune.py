@@ -47,6 +47,7 @@ def scheduled_tasks(graph_module, gpu: str):
     from kitsune.dialects import dataflow as df
     from kitsune.passes.pipeline import KitsunePipelinePass
     from kitsune.schedule.select import choose
+    from xdsl.dialects.builtin import StringAttr
 
     m = graph_module.clone()
     ctx = make_context()
@@ -55,6 +56,8 @@ def scheduled_tasks(graph_module, gpu: str):
     out = []
     for t in [o for o in m.walk() if isinstance(o, df.TaskOp)]:
         out.append((t, choose(t, gpu, use_db=False)))
+    for t, c in out:  # (what isolate.task_module reads of a task's producers and readers: their templates)
+        t.attributes["template"] = StringAttr(c.template)
     return out
 
 
@@ -75,7 +78,6 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     candidates whose config fields take these values, ``parse_only``); returns the record of the winner."""
     import torch
 
-    from kitsune.runtime.program import Program
     from kitsune.schedule import db, isolate
     from kitsune.schedule.configs import CONFIGS
     from kitsune.dialects.regions import tensor_shape
@@ -121,14 +123,14 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
             else:
                 tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
-            prog = Program.from_module(m, None, device)
-            out = prog(*inputs)[0].float()
+            prog, call = isolate.load(m, inputs, device)  # (a conv input as its program stores it)
+            out = prog(*call)[0].float()
             torch.cuda.synchronize()
             rec["err"] = isolate.rel_err(out, ref)
             if not bool(torch.isfinite(out).all()) or not rec["err"] <= 2e-2:
                 rec["error"] = f"wrong result (rel. err {rec['err']:.2e} against the generic evaluator)"
             else:
-                rec["ms"] = isolate.measure(prog, inputs)
+                rec["ms"] = isolate.measure(prog, call)
         except Exception as e:  # noqa: BLE001 - a candidate that fails to compile or run is skipped
             rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
         results.append(rec)
@@ -146,11 +148,11 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
 
 TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain")
 """The templates whose configs kitsune-tune times (the others' heuristics stand: a scatter's split follows its
-rows, a decode attention's parts are a structural choice of kitsune-split-reduction). Not conv: an isolated
-convolution reads its input and weights in the default (NCHW) order, while the program stores them channels-last
-(``kitsune.codegen.layouts``), so its timings do not carry over: inception_b8's convolutions tuned so (3x3 24.9 ->
-17.4 us alone) made the workload slower, 0.0302 -> 0.0337 ms (H100, 2026-11-27, bench/kernels/NOTES.md section
-28). ``conv_tile`` gives a conv config's tile for when the isolation keeps the program's storage orders."""
+rows, a decode attention's parts are a structural choice of kitsune-split-reduction). Not conv, though
+``tune_task`` times a conv task on its program's memory layout (``isolate.task_module``): on the H100
+(2026-11-27, bench/kernels/NOTES.md section 28) inception_b8 tuned so ran as before (0.0300 -> 0.0298 ms), but
+ResNet-18's first 3x3 convolution of layer 1 takes 119 us alone with its default config against 54 in its program,
+for reasons not found, and its tuned config 112 us in the program: the model went 0.881 -> 0.894 ms."""
 
 
 def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,

@@ -80,8 +80,8 @@ def test_isolated_task_inputs_give_a_finite_reference():
 
 def test_a_conv_configs_tile_is_the_schedules():
     """A conv config's tile (``conv_tile``: BF channels by a block of at most BM whole output rows, what
-    ``bench/kernels/run.py`` times each config with) is ``conv_choice``'s for the config it chose; kitsune-tune does
-    not time convolutions (isolated, their operands lose the program's channels-last storage)."""
+    ``tune_task`` and ``bench/kernels/run.py`` time each config with) is ``conv_choice``'s for the config it
+    chose."""
     import torch
     from torch import nn
 
@@ -101,8 +101,58 @@ def test_a_conv_configs_tile_is_the_schedules():
 
     module, _ = import_module(Conv(), (torch.randn(2, 16, 20, 20),), None, with_weights=False)
     (task, c), = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.problem is not None]
-    assert c.template == "conv" and "conv" not in TUNED_TEMPLATES
+    assert c.template == "conv" and "conv" not in TUNED_TEMPLATES  # (tune_task times it when asked)
     r = roles_of(c.anchor)
     assert conv_tile(r, c.config) == tuple(c.tile)
     assert conv_tile(r, ConvConfig(BF=32, BM=64)) == (1, 32, 3, 20)  # three whole 20-wide rows of 64 pixels
     assert conv_tile(r, ConvConfig(BF=64, BM=16)) == (1, 48, 1, 16)  # a row segment, every channel
+
+
+def test_an_isolated_convolution_keeps_its_programs_memory_layout():
+    """A convolution fed by another one is stored channels-last in its program (``kitsune.codegen.layouts``), its
+    3x3 weight packed: isolated for tuning it keeps both (its input and its parameters bound as parameters, the
+    input with ``kitsune.order``; the generated module's ORDERS say so), and computes torch's result; the first
+    convolution, whose input is the program's, keeps plain NCHW inputs."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from kitsune.codegen.layouts import CHANNELS_LAST, PACKED_WEIGHT
+    from kitsune.codegen.triton_gen import generate_triton
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import isolate
+    from kitsune.schedule.roles import roles_of
+    from kitsune.schedule.select import conv_tile
+    from kitsune.tools.tune import scheduled_tasks
+
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(16, 32, 1)
+            self.b = nn.Conv2d(32, 48, 3, padding=1)
+
+        def forward(self, x):
+            return torch.relu(self.b(torch.relu(self.a(x))))
+
+    module, _ = import_module(Two(), (torch.randn(2, 16, 12, 12),), None, with_weights=False)
+    (first, _), (task, c) = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.problem is not None]
+
+    def kinds(m):
+        f = [o for o in m.walk() if o.name == "func.func"][0]
+        return [(a.data.get("kitsune.kind"), a.data.get("kitsune.order")) for a in f.arg_attrs.data]
+
+    assert all(k is None and o is None for k, o in kinds(isolate.task_module(first)))
+    base = isolate.task_module(task)
+    assert [(k.data if k else None, o.data if o else None) for k, o in kinds(base)] == [
+        ("parameter", "0,2,3,1"), ("parameter", None), ("parameter", None)]
+    m = isolate.lower(isolate.with_config(base, "conv", c.config, conv_tile(roles_of(c.anchor), c.config)), "h100")
+    orders = {}
+    exec(next(ln for ln in generate_triton(m).splitlines() if ln.startswith("ORDERS")), {}, orders)
+    assert orders["ORDERS"] == {"arg0": CHANNELS_LAST, "arg1": PACKED_WEIGHT}
+    ins, ref = isolate.reference_inputs(base, "cpu")
+    prog, call = isolate.load(m, ins, "cpu")
+    assert call == []  # every argument bound at load time, in its storage order
+    x, w, b = ins
+    out = prog(*call)[0].float()
+    assert isolate.rel_err(out, torch.relu(F.conv2d(x, w, b, padding=1))) < 1e-5
+    assert isolate.rel_err(ref, torch.relu(F.conv2d(x, w, b, padding=1))) < 1e-5
