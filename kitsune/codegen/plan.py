@@ -329,7 +329,9 @@ def _program(f: func.FuncOp) -> ProgramOp:
     return progs[0]
 
 
-def _arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
+def arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
+    """(label, role) of argument ``i`` of ``f``: its ``kitsune.name`` (else ``arg<i>``), and "parameter" for a
+    parameter, buffer or constant (uploaded once), else "input" (passed at every call)."""
     attrs = f.arg_attrs.data[i].data if f.arg_attrs else {}
     name = attrs.get("kitsune.name")
     kind = attrs.get("kitsune.kind")
@@ -393,7 +395,7 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
     fargs = f.body.blocks.first.args
     arg_names: list[str] = []
     for i, a in enumerate(fargs):
-        label, role = _arg_label(f, i)
+        label, role = arg_label(f, i)
         n = fresh(label, argument=True)
         t = a.type
         if not isinstance(t, TensorType):

@@ -93,11 +93,11 @@ def task_module(task: df.TaskOp) -> ModuleOp:
 def load(module: ModuleOp, args, device):
     """(the lowered one-task ``module`` loaded as a Program, the arguments it is called with): ``args`` holds a
     tensor per argument of @main; those of parameters are bound at load time (uploaded in their storage order)."""
-    from kitsune.codegen.plan import _arg_label
+    from kitsune.codegen.plan import arg_label
     from kitsune.runtime.program import Program
 
     f = [o for o in module.walk() if isinstance(o, func.FuncOp)][0]
-    roles = [_arg_label(f, i) for i in range(len(args))]
+    roles = [arg_label(f, i) for i in range(len(args))]
     weights = {label: a for (label, role), a in zip(roles, args) if role == "parameter"}
     ins = [a for (_, role), a in zip(roles, args) if role != "parameter"]
     return Program.from_module(module, weights or None, device), ins
