@@ -343,15 +343,21 @@ def arg_label(f: func.FuncOp, i: int) -> tuple[str, str]:
 def _arg_order(f: func.FuncOp, i: int) -> tuple[int, ...] | None:
     """A parameter argument's storage order given with it (``kitsune.order = "0,2,3,1"``: ``kitsune.schedule.isolate``
     stores a convolution's input as its program does), else None."""
-    attrs = f.arg_attrs.data[i].data if f.arg_attrs else {}
+    return _order_attr(f.arg_attrs.data[i].data if f.arg_attrs else {}, f, f"argument #{i}",
+                       f.body.blocks.first.args[i].type)
+
+
+def _order_attr(attrs, f: func.FuncOp, what: str, t) -> tuple[int, ...] | None:
     order = attrs.get("kitsune.order")
     if not isinstance(order, StringAttr):
         return None
-    dims = tuple(int(d) for d in order.data.split(","))
-    t = f.body.blocks.first.args[i].type
+    try:
+        dims = tuple(int(d) for d in order.data.split(","))
+    except ValueError:
+        dims = ()
     if not isinstance(t, TensorType) or sorted(dims) != list(range(len(tensor_shape(t)))):
-        raise CodegenError(f"argument #{i} of @{f.sym_name.data}: kitsune.order {order.data!r} is not a permutation "
-                           f"of its {len(tensor_shape(t))} dims")
+        raise CodegenError(f"{what} of @{f.sym_name.data}: kitsune.order {order.data!r} is not a permutation of "
+                           f"its dims")
     return dims
 
 
@@ -445,6 +451,11 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
         else:
             raise CodegenError(f"{fmt_loc(ret)}func.return operand is neither a program result nor an argument")
     plan.outputs = outs
+    for i, n in enumerate(outs):  # a result's storage order given with it (an isolated task's, as its program's)
+        order = _order_attr(f.res_attrs.data[i].data if f.res_attrs else {}, f, f"result #{i}",
+                            f.function_type.outputs.data[i])
+        if layouts and order is not None and tensors[n].role == "buffer":
+            tensors[n].order = order
     from kitsune.interpreter import mutated_results
 
     by_label = {t.label: n for n, t in tensors.items() if n in arg_names}

@@ -20,26 +20,34 @@ from kitsune.dialects import dataflow as df
 from kitsune.schedule.configs import Config
 
 
-def _conv_input_stored_channels_last(task: df.TaskOp, i: int) -> bool:
-    """Operand ``i`` of conv task ``task`` is a tensor the program stores channels-last
-    (``kitsune.codegen.layouts``): the result of another conv task, rank 4 with at least 16 channels (a multiple of
-    8) and more than one pixel, read by conv tasks only."""
+def _conv_task(op) -> bool:
+    return isinstance(op, df.TaskOp) and op.attributes.get("template") == StringAttr("conv")
+
+
+def _readers(r) -> list:
+    """The operations reading value ``r``, through the channels that carry it."""
+    return [w for u in r.uses for w in (_readers(u.operation.results[0]) if isinstance(u.operation, df.ChannelOp)
+                                        else [u.operation])]
+
+
+def _stored_channels_last(r) -> bool:
+    """Task result ``r`` is a tensor its program stores channels-last (``kitsune.codegen.layouts``): written by a
+    conv task, rank 4 with at least 16 channels (a multiple of 8) and more than one pixel, read by conv tasks
+    only."""
     from kitsune.codegen.layouts import MIN_CHANNELS
     from kitsune.dialects.regions import tensor_shape
 
+    shape = tensor_shape(r.type)
+    readers = _readers(r)
+    return (_conv_task(r.owner) and len(shape) == 4 and shape[1] >= MIN_CHANNELS and shape[1] % 8 == 0
+            and shape[2] * shape[3] > 1 and bool(readers) and all(_conv_task(o) for o in readers))
+
+
+def _conv_input_stored_channels_last(task: df.TaskOp, i: int) -> bool:
+    """Operand ``i`` of conv task ``task`` is a tensor its program stores channels-last."""
     v = task.ins[i]
-    shape = tensor_shape(v.type)
-
-    def conv_task(op) -> bool:
-        return isinstance(op, df.TaskOp) and op.attributes.get("template") == StringAttr("conv")
-
-    def readers(r) -> list:  # the operations reading value r, through the channels that carry it
-        return [w for u in r.uses for w in (readers(u.operation.results[0]) if isinstance(u.operation, df.ChannelOp)
-                                            else [u.operation])]
-
     r = v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v  # (a channel carries a task's result)
-    return (conv_task(task) and conv_task(r.owner) and len(shape) == 4 and shape[1] >= MIN_CHANNELS
-            and shape[1] % 8 == 0 and shape[2] * shape[3] > 1 and all(conv_task(o) for o in readers(r)))
+    return _conv_task(task) and _stored_channels_last(r)
 
 
 def _parameter_operand(task: df.TaskOp, i: int) -> bool:
@@ -61,20 +69,24 @@ def task_module(task: df.TaskOp) -> ModuleOp:
 
     Its arguments are inputs, except for a convolution whose input the program stores channels-last: that input is
     a parameter stored so (``kitsune.order``), and so are the convolution's parameters (whose weight may then be
-    packed ``[kh, kw, c, f]`` as in the program), so that the task is timed on the memory layout it runs on (an
-    NCHW isolation of inception_b8's 3x3 took 24.9 us against 7.4 in the program, bench/kernels/NOTES.md 28)."""
+    packed ``[kh, kw, c, f]`` as in the program); a result the program stores channels-last is stored so too
+    (a result attribute). So the task is timed on the memory layout it runs on (an NCHW isolation of
+    inception_b8's 3x3 took 24.9 us against 7.4 in the program; ResNet-18's first 3x3 of layer 1, whose result
+    alone was stored NCHW, 120 us against 53, bench/kernels/NOTES.md 28)."""
     in_types = [o.type for o in task.ins]
     out_types = [r.type for r in task.outs]
     last = {i for i in range(len(in_types)) if _conv_input_stored_channels_last(task, i)}
+    order = StringAttr(",".join(map(str, CHANNELS_LAST)))
     attrs = []
     for i in range(len(in_types)):
         d = {"kitsune.name": StringAttr(f"arg{i}")}
         if i in last:
             d["kitsune.kind"] = StringAttr("parameter")
-            d["kitsune.order"] = StringAttr(",".join(map(str, CHANNELS_LAST)))
+            d["kitsune.order"] = order
         elif last and _parameter_operand(task, i):
             d["kitsune.kind"] = StringAttr("parameter")
         attrs.append(DictionaryAttr(d))
+    res_attrs = [DictionaryAttr({"kitsune.order": order} if _stored_channels_last(r) else {}) for r in task.outs]
     fblock = Block(arg_types=in_types)
     gblock = Block(arg_types=in_types)
     t = task.clone()
@@ -86,7 +98,8 @@ def task_module(task: df.TaskOp) -> ModuleOp:
     g = df.GraphOp(list(fblock.args), out_types, Region(gblock))
     fblock.add_op(g)
     fblock.add_op(func.ReturnOp(*g.results))
-    f = func.FuncOp("main", (in_types, out_types), Region(fblock), arg_attrs=ArrayAttr(attrs))
+    f = func.FuncOp("main", (in_types, out_types), Region(fblock), arg_attrs=ArrayAttr(attrs),
+                    res_attrs=ArrayAttr(res_attrs))
     return ModuleOp([f])
 
 

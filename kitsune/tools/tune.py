@@ -146,13 +146,14 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 default_ms=default_ms, candidates=results)
 
 
-TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain")
+TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain", "conv")
 """The templates whose configs kitsune-tune times (the others' heuristics stand: a scatter's split follows its
-rows, a decode attention's parts are a structural choice of kitsune-split-reduction). Not conv, though
-``tune_task`` times a conv task on its program's memory layout (``isolate.task_module``): on the H100
-(2026-11-27, bench/kernels/NOTES.md section 28) inception_b8 tuned so ran as before (0.0300 -> 0.0298 ms), but
-ResNet-18's first 3x3 convolution of layer 1 takes 119 us alone with its default config against 54 in its program,
-for reasons not found, and its tuned config 112 us in the program: the model went 0.881 -> 0.894 ms."""
+rows, a decode attention's parts are a structural choice of kitsune-split-reduction). A convolution is timed on
+its program's memory layout (``isolate.task_module``: a channels-last input, a packed weight and a channels-last
+result where the program stores them so). Measured on the H100 (2026-11-27, bench/kernels/NOTES.md section 28):
+isolated with NCHW operands, ResNet-18's first 3x3 of layer 1 took 120 us against 53 in its program and the tuned
+model ran slower; on its layout, 55 us, and ResNet-18 tuned so 0.872 -> 0.826 ms (0.99x -> 1.04x Inductor + CUDA
+graph)."""
 
 
 def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: int = 12, db_path=None,
