@@ -48,6 +48,12 @@ MIN_CHANNELS = 16
 """Fewer channels than a tensor-core step's K (16) give no vector to load: the row-major form stays."""
 
 
+def channels_last_shape(shape) -> bool:
+    """A tensor of ``shape`` may be stored channels-last: rank 4, at least ``MIN_CHANNELS`` channels and a multiple
+    of 8 (16-byte vectors along them), more than one pixel."""
+    return len(shape) == 4 and shape[1] >= MIN_CHANNELS and shape[1] % 8 == 0 and shape[2] * shape[3] > 1
+
+
 def _conv_of(st: "Stage") -> GraphOp | None:
     """The convolution a ``conv`` stage computes (its one conv2d op)."""
     if st.template != "conv":
@@ -162,8 +168,7 @@ def choose_storage_orders(plan: "Plan") -> None:
 
     for name, t in plan.tensors.items():
         rs = readers.get(name, [])
-        if (t.role != "buffer" or name in fixed or len(t.shape) != 4 or not rs
-                or t.shape[1] < MIN_CHANNELS or t.shape[1] % 8 or t.shape[2] * t.shape[3] == 1):
+        if t.role != "buffer" or name in fixed or not rs or not channels_last_shape(t.shape):
             continue
         ws = writers.get(name, [])
         if not ws or any(w is None or w.template != "conv" for w in ws):
@@ -180,4 +185,4 @@ def choose_storage_orders(plan: "Plan") -> None:
         plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
 
 
-__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "choose_storage_orders", "unary_elementwise_source"]
+__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "channels_last_shape", "choose_storage_orders", "unary_elementwise_source"]

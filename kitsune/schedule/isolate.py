@@ -34,13 +34,12 @@ def _stored_channels_last(r) -> bool:
     """Task result ``r`` is a tensor its program stores channels-last (``kitsune.codegen.layouts``): written by a
     conv task, rank 4 with at least 16 channels (a multiple of 8) and more than one pixel, read by conv tasks
     only."""
-    from kitsune.codegen.layouts import MIN_CHANNELS
+    from kitsune.codegen.layouts import channels_last_shape
     from kitsune.dialects.regions import tensor_shape
 
-    shape = tensor_shape(r.type)
     readers = _readers(r)
-    return (_conv_task(r.owner) and len(shape) == 4 and shape[1] >= MIN_CHANNELS and shape[1] % 8 == 0
-            and shape[2] * shape[3] > 1 and bool(readers) and all(_conv_task(o) for o in readers))
+    return (_conv_task(r.owner) and channels_last_shape(tensor_shape(r.type)) and bool(readers)
+            and all(_conv_task(o) for o in readers))
 
 
 def _conv_input_stored_channels_last(task: df.TaskOp, i: int) -> bool:

@@ -185,8 +185,9 @@ def _names_of_compound(node: _Compound) -> None:
         node.uses |= set(re.findall(r"[A-Za-z_]\w*", " ".join(_code(ln) for ln in cl)))
 
 
-def _literal_range(node: _Compound) -> tuple[str, int] | None:
-    """(loop variable, trip count) of ``for v in range(a, b[, s]):`` with integer literals, else None."""
+def _range_args(node: _Compound) -> tuple[str, int, int, int] | None:
+    """(loop variable, start, stop, step) of ``for v in range(a, b[, s]):`` with integer literals and s > 0, else
+    None."""
     if node.clauses:
         return None
     header = " ".join(_code(ln) for ln in node.header if _code(ln))
@@ -198,7 +199,13 @@ def _literal_range(node: _Compound) -> tuple[str, int] | None:
     except ValueError:
         return None
     a, b, s = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
-    return (m.group(1), max(0, -(-(b - a) // s))) if s > 0 else None
+    return (m.group(1), a, b, s) if s > 0 else None
+
+
+def _literal_range(node: _Compound) -> tuple[str, int] | None:
+    """(loop variable, trip count) of ``for v in range(a, b[, s]):`` with integer literals, else None."""
+    r = _range_args(node)
+    return None if r is None else (r[0], max(0, -(-(r[2] - r[1]) // r[3])))
 
 
 def _lines(block: list) -> list[str]:
@@ -323,12 +330,12 @@ def _peel(block: list, n: int, unsafe: set[str], indent: int, whole: str) -> lis
     carried from one iteration to the next, not read after the loop) take a suffix, so that Triton does not carry
     them through the loop. None where the loop is not such a loop."""
     loop = block[n]
-    if not isinstance(loop, _Compound) or loop.clauses or loop.peeled:
+    if not isinstance(loop, _Compound) or loop.peeled:
         return None
-    lr = _literal_range(loop)
+    lr, ra = _literal_range(loop), _range_args(loop)
     if lr is None or not 2 <= lr[1] <= PEEL_MAX:
         return None
-    var = lr[0]
+    var, a, b, step = ra
     body = _lines(loop.body)
     text = "\n".join(_code(ln) for ln in body)
     if re.search(r"\b(break|continue|return)\b", text):
@@ -336,10 +343,6 @@ def _peel(block: list, n: int, unsafe: set[str], indent: int, whole: str) -> lis
     if not any(isinstance(s, _Simple) and s.pure and not (s.uses & unsafe) and "load(" in _code(" ".join(s.lines))
                for s in loop.body):
         return None  # nothing to read early
-    header = " ".join(_code(ln) for ln in loop.header if _code(ln))
-    m = re.fullmatch(r"for\s+(\w+)\s+in\s+range\(([^()]*)\)\s*:", header)
-    args = [int(a) for a in m.group(2).split(",")]
-    a, b, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
     # names the body defines before any use in it (not carried) and that nothing after the loop reads
     after = set().union(*[s.uses for s in block[n + 1:]]) if n + 1 < len(block) else set()
     carried, seen = set(), set()
