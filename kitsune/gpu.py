@@ -63,6 +63,9 @@ class GPU:
     fp32_flops_nominal: float
     launch_overhead_s: float  # one kernel launch + ramp / tail (bulk-sync, in a CUDA graph)
     sm_arch: int = 90  # compute capability x 10 (90: Hopper: wgmma, TMA)
+    # one more kernel in a CUDA graph's replay, beyond its work: 13 one-element kernels 21.95 us against 4.86 for
+    # one (H100, 2026-11-27, bench/kernels/overhead_probe.py)
+    graph_launch_s: float = 1.4e-6
 
     def peak(self, kind: str) -> float:
         """Peak FLOP/s of a math class: 'tc_bf16' (also 'tc_fp16'), 'tc_tf32', 'tc_fp8', 'fp32', 'fp16', 'fp64'."""

@@ -83,7 +83,7 @@ def side_by_side(tasks: list[df.TaskOp], max_stages: int) -> list[list[df.TaskOp
         lv = 0
         for o in t.ins:
             ch = o.owner
-            if isinstance(ch, df.ChannelOp) and isinstance(ch.source.owner, df.TaskOp):
+            if isinstance(ch, df.ChannelOp) and ch.source.owner in level:  # (producers outside ``tasks``: none)
                 lv = max(lv, level[ch.source.owner] + 1)
         level[t] = lv
     out: list[list[df.TaskOp]] = []
@@ -122,7 +122,8 @@ def placed_kernels(tasks: list[df.TaskOp], max_stages: int, placement: str, gpu)
 
     def flush():
         for ks in cut_by_launch_class(run, gpu):
-            out.append((ks, "temporal"))
+            # a run of one task under auto: nothing shares its kernel, so it is a kernel of its own
+            out.append((ks, "bulk-sync" if placement == "auto" and len(ks) == 1 else "temporal"))
         run.clear()
 
     for group in levels:
@@ -131,6 +132,9 @@ def placed_kernels(tasks: list[df.TaskOp], max_stages: int, placement: str, gpu)
             run.extend(group)
             continue
         flush()
+        if where == "separate":
+            out.extend((ks, "bulk-sync") for ks in side_by_side(group, max_stages))
+            continue
         for i in range(0, len(group), max_stages):
             out.append((group[i:i + max_stages], "spatial"))
     flush()

@@ -10,11 +10,14 @@
   launch gap, no tail: the next stage's programs start while the last producer items drain. This is decode's
   shape (every operator needs the whole previous output: nothing to pipeline).
 
-``placement="auto"`` decides per level from the cost model: a level none of whose queue channels can pipeline
-is temporal; otherwise spatial wins when its estimate (the slowest stage on its share of the SMs, as
-``kitsune-allocate-sms`` allocates them, plus ``HANDOFF_S`` per producer tile a program's work items wait on,
-one after another) is below the
-temporal one (each stage on the whole GPU, one after another, plus ``WAIT_S`` per dependent stage).
+``placement="auto"`` decides per level from the cost model. Where a consumer can start early, spatial wins when
+its estimate (the slowest stage on its share of the SMs, as ``kitsune-allocate-sms`` allocates them, plus
+``HANDOFF_S`` per producer tile a program's work items wait on, one after another) is below the temporal one
+(each stage on the whole GPU, one after another, plus ``WAIT_S`` per dependent stage). Otherwise the level is
+temporal only where that beats kernels of its own (``separate``: each dependence depth on the whole GPU at its
+own occupancy, plus the GPU's ``graph_launch_s`` per kernel) with the temporal estimate (the same work, a
+``WAIT_S`` per depth instead of a launch) times ``SHARED_SLOWDOWN``, the measured cost of sharing a kernel: stages
+whose launches dominate (under a microsecond each on the H100) share one, longer ones get kernels of their own.
 
 A temporal kernel holds only tasks of one launch class (warps, and CTAs per SM by the resource model): a tuned
 config's warps are part of its code's speed, and a kernel's occupancy is its hungriest stage's; a task of another
@@ -40,6 +43,15 @@ measured ~250 ns one way on the H100; an L2 atomic round trip ~0.5 us)."""
 WAIT_S = 1.0e-6
 """Cost of one temporal dependence: the producer's last programs publish (fence + release), the consumer's
 acquire sees it."""
+
+SHARED_SLOWDOWN = 1.2
+"""A temporal kernel's time against its stages as kernels of their own: measured on the H100 (2026-11-27,
+heuristic configs, ``KITSUNE_TUNING_DB=0``, bench/kernels/NOTES.md section 29) the temporal kernel of
+llama_decode_b1's O / gate-up / down projections ran 55.0 us against 43.9 for the three kernels of bulk-sync
+(1.25x), llama_decode_b8's 61.2 against 52.6 (1.16x), MeshGraphNet's two MLP chains 62.2 against 49.2 (1.26x),
+the GPT-3 MLPs' two GEMMs 468.3 / 168.9 against 428.8 / 161.2 (1.09x / 1.05x): one occupancy class and one
+code for all its stages, the counters between them, and no weight loads under the kernel before's tail
+(programmatic dependent launch lets a kernel of its own issue them)."""
 
 
 def _channel_producer(o) -> tuple[df.ChannelOp, df.TaskOp] | None:
@@ -157,6 +169,19 @@ def estimates(group: list[df.TaskOp], gpu: GPU) -> tuple[float, float]:
     return spatial, temporal
 
 
+def separate_estimate(group: list[df.TaskOp], gpu: GPU) -> float:
+    """Seconds of ``group`` as bulk-sync kernels: per dependence depth, its tasks side by side on the whole GPU
+    at the depth's occupancy (the smallest of its tasks' CTAs per SM alone), plus ``gpu.graph_launch_s`` per
+    depth."""
+    from kitsune.passes.allocate_sms import StageCost, depths_time
+
+    total = 0.0
+    for lv in dependence_levels(group):
+        ctas = min(launch_class(t, gpu)[1] for t in lv)
+        total += depths_time([[StageCost(t, gpu, ctas, work_items(t)) for t in lv]], gpu, ctas) + gpu.graph_launch_s
+    return total
+
+
 def starts_early(t: df.TaskOp, group: list[df.TaskOp]) -> bool:
     """Whether consumer ``t`` of a level can start before its in-level producers have finished: every one of
     its queue channels lets a tile start on part of the producer's tiles."""
@@ -165,11 +190,17 @@ def starts_early(t: df.TaskOp, group: list[df.TaskOp]) -> bool:
 
 
 def level_placement(group: list[df.TaskOp], gpu: GPU) -> str:
-    """'spatial' or 'temporal' for one level under placement=auto."""
-    if not any(starts_early(t, group) for t in group):
-        return "temporal"
-    spatial, temporal = estimates(group, gpu)
-    return "spatial" if spatial < temporal else "temporal"
+    """'spatial', 'temporal' or 'separate' for one level under placement=auto (the module doc)."""
+    if any(starts_early(t, group) for t in group):
+        spatial, temporal = estimates(group, gpu)
+        if spatial < temporal:
+            return "spatial"
+    # temporal against separate on one estimate of the work: each dependence depth waits on the one before it
+    # (the first on the run before the level) where a kernel of its own waits on its launch
+    depths = len(dependence_levels(group))
+    separate = separate_estimate(group, gpu)
+    temporal = separate + depths * (WAIT_S - gpu.graph_launch_s)
+    return "temporal" if SHARED_SLOWDOWN * temporal < separate else "separate"
 
 
 def launch_class(t: df.TaskOp, gpu: GPU) -> tuple[int, int]:
@@ -200,5 +231,5 @@ def cut_by_launch_class(tasks: list[df.TaskOp], gpu: GPU) -> list[list[df.TaskOp
     return out
 
 
-__all__ = ["PLACEMENTS", "HANDOFF_S", "WAIT_S", "task_levels", "in_level_channels", "can_pipeline",
-           "starts_early", "dependence_levels", "temporal_estimate", "estimates", "level_placement", "launch_class", "cut_by_launch_class"]
+__all__ = ["PLACEMENTS", "HANDOFF_S", "WAIT_S", "SHARED_SLOWDOWN", "task_levels", "in_level_channels", "can_pipeline",
+           "starts_early", "dependence_levels", "temporal_estimate", "separate_estimate", "estimates", "level_placement", "launch_class", "cut_by_launch_class"]
