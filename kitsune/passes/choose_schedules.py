@@ -143,7 +143,8 @@ class ChooseSchedulesPass(ModulePass):
         row-band queue in a dataflow kernel (different row tiles would weaken it to a kernel boundary): a
         generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM. With ``gpu`` (no queues:
         bulk-sync), a generic task keeps its own rows when the neighbour's would shrink its grid below two
-        programs per SM; without (queues), when they would make its tile larger than ``limit`` elements."""
+        programs per SM; without (queues), when they would make its tile larger than ``limit`` elements or leave
+        it one row band (nothing for a queue to pipeline)."""
         from kitsune.schedule.configs import config_from
         from kitsune.schedule.roles import roles_of
         from kitsune.schedule.select import anchor_of, gemm_tile
@@ -172,6 +173,9 @@ class ChooseSchedulesPass(ModulePass):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands
             if gpu is None and _padded_elems(new) > max(limit, _padded_elems(old)):
                 return False  # a generic tile beyond the evaluator's registers: no queue is worth that
+            if gpu is None and math.prod(grid_of(shape, new)[:-1]) <= 1:
+                return False  # one row band: a queue could pipeline nothing (llama_decode_b8's attention
+                # combine ran 16 programs of [8, 128] at 5.8 us, its own 128 of [1, 128] at 2.2 us)
             set_tile(t, new)
             return True
 

@@ -280,6 +280,27 @@ def test_auto_gives_long_stages_kernels_of_their_own():
     _close(interpret(module, inputs), interpret(out, inputs))
 
 
+ONE_BAND = """
+func.func @main(%x: tensor<8x5x256xbf16> {kitsune.name = "x", kitsune.kind = "input"}, %w: tensor<256x256xbf16> {kitsune.name = "w", kitsune.kind = "parameter"}) -> tensor<8x256xbf16> {
+  %s = graph.sum %x {dims = [1], keepdim = false} : tensor<8x5x256xbf16> -> tensor<8x256xbf16>
+  %y = graph.linear %s, %w : tensor<8x256xbf16>, tensor<256x256xbf16> -> tensor<8x256xbf16>
+  func.return %y : tensor<8x256xbf16>
+}
+"""
+
+
+def test_one_row_band_is_not_aligned_for_a_queue():
+    """A reduction feeding an 8-row GEMV keeps its one-row tiles in the dataflow schedule (its consumer's 8 rows
+    would be one band: nothing for a queue to pipeline), the program keeps the graph's meaning."""
+    module = parse_module(ONE_BAND)
+    inputs = _inputs(module)
+    out = module.clone()
+    KitsunePipelinePass(mode="dataflow", tuning_db=False).apply(make_context(), out)
+    stages = {s.stage_name: s for k in _kernels(out) for s in k.stages()}
+    assert list(stages["sum_0"].tile_sizes())[0] == 1 and not any(k.queues() for k in _kernels(out))
+    _close(interpret(module, inputs), interpret(out, inputs))
+
+
 def test_verifier_rejects_waiting_on_a_later_stage():
     """A stage may read only results of stages with lower program ids (the deadlock rule)."""
     from xdsl.utils.exceptions import VerifyException
