@@ -142,6 +142,33 @@ def store(problem, gpu: GPU | str, config, ms: float, default_ms: float | None, 
                                           **(extra or {})), path)
 
 
+def user_entry(k: str) -> dict | None:
+    """Entry ``k`` of the user's database as stored (None: absent), whether or not tuning is on."""
+    return _read(user_path()).get(k)
+
+
+def put_user_entry(k: str, entry: dict | None) -> None:
+    """Set entry ``k`` of the user's database to ``entry`` exactly (None: remove it), atomically: to put back what
+    a measurement wrote there (``kitsune-tune --in-program``)."""
+    path = user_path()
+    with _lock:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        if data.get(k) == entry:
+            return
+        if entry is None:
+            data.pop(k, None)
+        else:
+            data[k] = entry
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        tmp.replace(path)
+        _cache.pop(str(path), None)
+
+
 def _write(k: str, entry: dict, path: Path | None) -> Path:
     import datetime
 
@@ -160,5 +187,5 @@ def _write(k: str, entry: dict, path: Path | None) -> Path:
     return path
 
 
-__all__ = ["lookup", "store", "user_path", "enabled", "key", "PACKAGED", "placement_key", "lookup_placement",
+__all__ = ["lookup", "store", "user_path", "user_entry", "put_user_entry", "enabled", "key", "PACKAGED", "placement_key", "lookup_placement",
            "store_placement", "launch_key", "lookup_launch", "store_launch"]

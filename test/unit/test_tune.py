@@ -159,3 +159,26 @@ def test_an_isolated_convolution_keeps_its_programs_memory_layout():
     out = prog(*call)[0].float()
     assert isolate.rel_err(out, torch.relu(F.conv2d(x, w, b, padding=1))) < 1e-5
     assert isolate.rel_err(ref, torch.relu(F.conv2d(x, w, b, padding=1))) < 1e-5
+
+
+def test_user_entry_put_back_exactly(tmp_path, monkeypatch):
+    """``kitsune-tune --in-program`` writes each candidate into the user's database (``kitsune.compile`` reads it
+    there) and then puts the entry back as it was: ``put_user_entry`` restores an earlier entry byte for byte,
+    or removes one that was not there, and lookups follow."""
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import config_from
+    from kitsune.schedule.configs import Problem
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    p = Problem("gemv", 8, 4096, 4096)  # (a shape the packaged database has no entry for)
+    k = db.key(p, "h100")
+    assert db.user_entry(k) is None and db.lookup(p, "h100") is None
+    db.store(p, "h100", config_from("gemv", {"BN": 16, "BK": 512, "SPLIT": 1}), 1e-5, None)
+    before = db.user_entry(k)
+    assert db.lookup(p, "h100").BN == 16
+    db.store(p, "h100", config_from("gemv", {"BN": 64, "BK": 256, "SPLIT": 2}), 0.0, None)
+    assert db.lookup(p, "h100").BN == 64
+    db.put_user_entry(k, before)
+    assert db.user_entry(k) == before and db.lookup(p, "h100").BN == 16
+    db.put_user_entry(k, None)
+    assert db.user_entry(k) is None and db.lookup(p, "h100") is None
