@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import ModuleOp
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, Kernel, Plan, Stage, Tensor, build_plan, ident
 from kitsune.codegen.triton_gen.early_loads import DEFAULT_PDL, place_wait
-from kitsune.codegen.triton_gen.fuse_loops import fuse_sibling_loops
 from kitsune.codegen.triton_gen.runtime_text import HOST, INDEX_CODE, RUNTIME, WAIT_CODE
 from kitsune.codegen.triton_gen.stage import StageGen
 from kitsune.codegen.triton_gen.syntax import SIG, TORCH, code_part, pow2
@@ -45,9 +44,6 @@ FILL_SHARE = 64 << 10
 """The most bytes of a later kernel's zero-started buffer one program of a host kernel zeroes (``_zero_fills``)."""
 
 PEELED = ("gemv", "decode_attention")
-
-SMEM_PER_CTA = 227 * 1024
-"""Shared memory one CTA may use on sm_90 (the H100 / H200: ``kitsune.gpu``'s ``smem_per_cta_bytes``)."""
 """Templates whose stages get their K loop's first iteration copied out before the PDL wait (``early_loads._peel``):
 measured on the H100 (bench/kernels/NOTES.md section 28), llama_decode_b8 at PDL 1 79.0 -> 74.9 us; in GEMM
 stages (dlrm's layers, an inception branch) it cost up to 4% at PDL 2."""
@@ -192,8 +188,6 @@ class TritonGen:
             for st in (k.stages if gl_body is None else []):
                 g = StageGen(self, k, st)
                 body = g.generate()
-                if self._fused_loops_fit(st):
-                    body = fuse_sibling_loops(body)
                 extra |= g.extra_tensors
                 tma |= g.ev.tma.tensors
                 stage_fns.append((st, g.fn_name(), body))
@@ -400,18 +394,6 @@ class TritonGen:
                       "    tl.store(row + 1, t_end)",
                       "    tl.store(row + 2, sm)"]
         return "\n".join(lines) + "\n"
-
-    def _fused_loops_fit(self, st: Stage) -> bool:
-        """Whether a stage may have its sibling K loops fused (``fuse_loops``): the gemv template's tensor-core form,
-        whose pipelined operands of two loops -- the rows' chunk ([16, BK]) and two weight chunks ([BN, BK] each) in
-        ``stages`` slots -- fit one CTA's shared memory (the H100's 227 KB; a larger stage keeps its loops apart)."""
-        cfg = st.config
-        if st.template != "gemv" or not cfg.get("DOT", 0):
-            return False
-        elem = max((ELEM_BYTES[self.plan.tensors[n].dtype] for n in st.args.values() if n in self.plan.tensors),
-                   default=4)
-        need = (16 + 2 * cfg.get("BN", 16)) * cfg.get("BK", 256) * elem * cfg.get("stages", 3)
-        return need <= SMEM_PER_CTA
 
     def _early_form(self, k: Kernel, stage_fns) -> bool:
         """Kernel ``k``'s stages wait for the kernel before (PDL) only before their first access of something
