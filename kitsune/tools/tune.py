@@ -308,19 +308,19 @@ def tune_launch(model, inputs, gpu: str, mode: str, db_path=None, log=None, stor
 
 
 def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=("gemv",), max_candidates: int = 8,
-                    rounds: int = 3, log=None, store: bool = True) -> list[dict]:
+                    rounds: int = 3, log=None, store: bool = True,
+                    only: dict[str, set[int]] | None = None) -> list[dict]:
     """Tune the configs of a model's tasks of ``templates`` inside their program, one task after another
     (coordinate descent): each candidate config goes into the user's database, the whole program is compiled
     (``mode``, its tuned placement and launch), its outputs checked against the incumbent program's, and its launch
     plan replayed in a CUDA graph; the best of the default, the incumbent and the cost model's best-ranked
-    ``max_candidates`` is re-timed against the incumbent in ``rounds`` alternating rounds and kept where it is
-    faster (the database's entry for the task's problem; ``ms`` is then the program's time). Why: a config timed
-    alone is not timed where it runs -- the kernel before it still draining, its own loads issued before its
-    wait under programmatic dependent launch; llama_decode_b8's gate / up winner alone (BN 32) lost in its
-    program (bench/kernels/NOTES.md section 28). The database written is the user's: ``kitsune.compile`` reads
-    it."""
-    import statistics
-
+    ``max_candidates`` (``only``: those whose config fields take these values, ``parse_only``) is re-timed
+    against the incumbent in ``rounds`` alternating rounds and kept where it is faster (the database's entry for
+    the task's problem; ``ms`` is then the program's time). The user's entry is put back as it was first, whatever
+    happens (an exception, or a fault that ends the process's CUDA context). Why: a config timed alone is not
+    timed where it runs -- the kernel before it still draining, its own loads issued before its wait under
+    programmatic dependent launch; llama_decode_b8's gate / up winner alone (BN 32) lost in its program
+    (bench/kernels/NOTES.md section 28). The database written is the user's: ``kitsune.compile`` reads it."""
     import torch
     from triton.testing import do_bench
 
@@ -350,39 +350,21 @@ def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=
         if k in seen:
             continue
         seen.add(k)
-        user_saved = db.user_entry(k)
         incumbent = db.lookup(p, gpu) or choice.config
-        ranked = sorted(CONFIGS[p.template].space(p), key=lambda c: c.estimate_s(p, g))
-        cands = [c for c in [choice.config] + ranked if c != incumbent]
+        space = CONFIGS[p.template].space(p)
+        if only:
+            space = [c for c in space if all(int(getattr(c, f, 0)) in v for f, v in only.items())]
+        ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
+        cands = [c for c in ([] if only else [choice.config]) + ranked if c != incumbent]
         cands = list(dict.fromkeys(cands))[:max_candidates]
-        ref, base = build()  # the incumbent's program
-        times = {incumbent: us(base)}
-        graphs = {incumbent: base}
-        errors = {}
-        t0 = time.time()
-        for i, cfg in enumerate(cands):
-            _progress(i, len(cands), f"{task.task_name} {p.template} in its program", t0)
-            try:
-                db.store(p, gpu, cfg, 0.0, None, extra={"in_program": "candidate"})
-                outs, gr = build()
-                err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
-                if not err < 2e-2:
-                    errors[str(cfg.as_dict())] = f"rel err {err:.2e} against the incumbent's program"
-                    continue
-                times[cfg] = us(gr)
-                if times[cfg] < min(v for c, v in times.items() if c != cfg):
-                    graphs = {incumbent: base, cfg: gr}  # (only the incumbent's and the best's programs stay)
-            except Exception as e:  # noqa: BLE001 - a candidate that fails to compile or run is skipped
-                errors[str(cfg.as_dict())] = _first_line(e)
-        _progress(len(cands), len(cands), f"{task.task_name} {p.template} in its program", t0)
-        best = min(times, key=times.get)
-        final = {incumbent: [], best: []}
-        for r in range(rounds):  # the winner against the incumbent, alternating (the first pass's noise)
-            for c in (list(final) if r % 2 == 0 else list(final)[::-1]):
-                final[c].append(us(graphs[c]))
-        med = {c: statistics.median(v) for c, v in final.items()}
-        winner = best if med[best] < med[incumbent] else incumbent
-        db.put_user_entry(k, user_saved)  # the user's database as it was; then the winner, where it is new
+        user_saved = db.user_entry(k)
+        try:
+            times, med, errors = _in_program_times(task.task_name, p, incumbent, cands, build, us, rounds,
+                                                   lambda cfg: db.store(p, gpu, cfg, 0.0, None,
+                                                                        extra={"in_program": "candidate"}))
+        finally:
+            db.put_user_entry(k, user_saved)
+        winner = min(med, key=med.get)
         if store and winner != incumbent:
             db.store(p, gpu, winner, med[winner] * 1e-3, med[incumbent] * 1e-3,
                      extra={"in_program": {"mode": mode, "us": round(med[winner], 2),
@@ -394,6 +376,40 @@ def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=
             log.write(json.dumps(rec) + "\n")
         out.append(rec)
     return out
+
+
+def _in_program_times(name: str, p, incumbent, cands, build, us, rounds: int, install):
+    """One task of ``tune_in_program``: (first-pass microseconds per config, median microseconds of the incumbent
+    and the best over ``rounds`` alternating rounds, errors per candidate). ``install(cfg)`` puts a candidate
+    where the next ``build()`` reads it."""
+    import statistics
+
+    ref, base = build()  # the incumbent's program
+    times = {incumbent: us(base)}
+    graphs = {incumbent: base}
+    errors = {}
+    t0 = time.time()
+    for i, cfg in enumerate(cands):
+        _progress(i, len(cands), f"{name} {p.template} in its program", t0)
+        try:
+            install(cfg)
+            outs, gr = build()
+            err = max((_rel(a, b) for a, b in zip(outs, ref)), default=0.0)
+            if not err < 2e-2:
+                errors[str(cfg.as_dict())] = f"rel err {err:.2e} against the incumbent's program"
+                continue
+            times[cfg] = us(gr)
+            if times[cfg] < min(v for c, v in times.items() if c != cfg):
+                graphs = {incumbent: base, cfg: gr}  # (only the incumbent's and the best's programs stay)
+        except Exception as e:  # noqa: BLE001 - a candidate that fails to compile or run is skipped
+            errors[str(cfg.as_dict())] = _first_line(e)
+    _progress(len(cands), len(cands), f"{name} {p.template} in its program", t0)
+    best = min(times, key=times.get)
+    final = {incumbent: [], best: []}
+    for r in range(rounds):  # the winner against the incumbent, alternating (the first pass's noise)
+        for c in (list(final) if r % 2 == 0 else list(final)[::-1]):
+            final[c].append(us(graphs[c]))
+    return times, {c: statistics.median(v) for c, v in final.items()}, errors
 
 
 def _cuda_models(models):
@@ -516,7 +532,7 @@ def main(argv=None) -> int:
             mode = a.modes.split(",")[0]
             for name, model, inputs in _cuda_models(models):
                 for r in tune_in_program(model, inputs, gpu, mode, tuple(a.templates.split(",")), a.max_candidates,
-                                         log=log):
+                                         log=log, only=parse_only(a.only)):
                     print(f"{name:<24} {r['task']:<14} {r['template']:<5} in program {r['us']:.1f} us "
                           f"(incumbent {r['incumbent_us']:.1f} us) {r['config']}"
                           + "".join(f"; {k}: {v}" for k, v in r["errors"].items()), flush=True)

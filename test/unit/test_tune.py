@@ -182,3 +182,67 @@ def test_user_entry_put_back_exactly(tmp_path, monkeypatch):
     assert db.user_entry(k) == before and db.lookup(p, "h100").BN == 16
     db.put_user_entry(k, None)
     assert db.user_entry(k) is None and db.lookup(p, "h100") is None
+
+
+def test_in_program_candidates_are_checked_timed_and_the_best_retimed():
+    """``_in_program_times`` with a fake program: a candidate that fails to build and one whose outputs differ are
+    errors, not times; the fastest of the rest is re-timed against the incumbent in alternating rounds."""
+    import torch
+
+    from kitsune.schedule.configs import GemvConfig, Problem
+    from kitsune.tools import tune
+
+    p = Problem("gemv", 8, 4096, 4096)
+    inc, fast, slow, broken, wrong = (GemvConfig(BN=b, DOT=True) for b in (64, 32, 16, 8, 4))
+    installed = [inc]
+    speed = {inc: 10.0, fast: 8.0, slow: 12.0, wrong: 1.0}
+    order = []
+
+    def build():
+        c = installed[-1]
+        if c == broken:
+            raise RuntimeError("CompilationError: out of shared memory\nmore")
+        out = torch.ones(4) * (2.0 if c == wrong else 1.0)
+        return [out], c
+
+    def us(graph):
+        order.append(graph)
+        return speed[graph]
+
+    times, med, errors = tune._in_program_times("t", p, inc, [fast, slow, broken, wrong], build, us, 3,
+                                                installed.append)
+    assert set(times) == {inc, fast, slow} and set(med) == {inc, fast} and med[fast] == 8.0
+    assert errors[str(broken.as_dict())].startswith("RuntimeError: CompilationError: out of shared memory")
+    assert "rel err" in errors[str(wrong.as_dict())]
+    assert order[-6:] == [inc, fast, fast, inc, inc, fast]
+
+
+def test_in_program_tuning_puts_the_user_entry_back_after_a_fault(tmp_path, monkeypatch):
+    """A fault in the middle of a task's candidates (here an exception after a candidate was written into the user's
+    database; on the GPU a kernel that ends the CUDA context) leaves the user's entry as it was."""
+    import pytest
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import GemvConfig
+    from kitsune.tools import tune
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    m = nn.Linear(256, 128, bias=False).to(torch.bfloat16)
+    x = torch.randn(8, 256, dtype=torch.bfloat16)
+    ((_, c),) = [(t, c) for t, c in tune.scheduled_tasks(import_module(m, (x,))[0], "h100") if c.template == "gemv"]
+    db.store(c.problem, "h100", GemvConfig(BN=32, BK=128, DOT=True), 1e-5, None)
+    k = db.key(c.problem, "h100")
+    saved = db.user_entry(k)
+
+    def fault(name, p, incumbent, cands, build, us, rounds, install):
+        install(cands[0])
+        assert db.user_entry(k) != saved
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(tune, "_in_program_times", fault)
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        tune.tune_in_program(m, (x,), "h100", max_candidates=2)
+    assert db.user_entry(k) == saved
