@@ -152,39 +152,42 @@ def put_user_entry(k: str, entry: dict | None) -> None:
     a measurement wrote there (``kitsune-tune --in-program``)."""
     path = user_path()
     with _lock:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            data = {}
+        data = _fresh(path)
         if data.get(k) == entry:
             return
         if entry is None:
             data.pop(k, None)
         else:
             data[k] = entry
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-        tmp.replace(path)
-        _cache.pop(str(path), None)
+        _save(path, data)
 
 
 def _write(k: str, entry: dict, path: Path | None) -> Path:
     import datetime
 
     path = path or user_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     with _lock:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            data = {}
+        data = _fresh(path)
         data[k] = dict(entry, date=datetime.date.today().isoformat())
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-        tmp.replace(path)
-        _cache.pop(str(path), None)
+        _save(path, data)
     return path
+
+
+def _fresh(path: Path) -> dict:
+    """A database file's entries read now (not the lookups' cached copy): what a write starts from."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(path: Path, data: dict) -> None:
+    """Write a database file atomically (a temporary file, then a rename); the caller holds ``_lock``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    _cache.pop(str(path), None)
 
 
 __all__ = ["lookup", "store", "user_path", "user_entry", "put_user_entry", "enabled", "key", "PACKAGED", "placement_key", "lookup_placement",
