@@ -72,6 +72,11 @@ def parse_only(text: str | None) -> dict[str, set[int]]:
     return out
 
 
+def only_configs(space: list, only: dict[str, set[int]] | None) -> list:
+    """The configs of ``space`` whose fields take ``only``'s values (``parse_only``; all where it is empty)."""
+    return [c for c in space if all(int(getattr(c, f, 0)) in v for f, v in (only or {}).items())]
+
+
 def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None,
               only: dict[str, set[int]] | None = None) -> dict | None:
     """Time the default, the database's current winner and the best-ranked candidates of one task (``only``:
@@ -86,9 +91,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
 
     p = choice.problem
     g = get_gpu(gpu)
-    space = CONFIGS[p.template].space(p)
-    if only:
-        space = [c for c in space if all(int(getattr(c, k, 0)) in v for k, v in only.items())]
+    space = only_configs(CONFIGS[p.template].space(p), only)
     ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
     # diverse candidates: the default, the incumbent (a winner of an earlier run stays in the race), then the
     # best-ranked of each tile shape (the cost model's ranking of splits and shapes is what tuning corrects),
@@ -198,24 +201,32 @@ def launch_plan_graph(cm, inputs):
     return capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)[0]
 
 
+def compiled_program(model, inputs, **compile_kw):
+    """(``kitsune.compile``'s result without its cache, a copy of its outputs on ``inputs``, a CUDA graph of one
+    launch of its program): what the whole-program tuners check and time."""
+    import torch
+
+    import kitsune
+    from kitsune.bench.harness import flatten
+
+    with torch.no_grad():
+        cm = kitsune.compile(model, inputs, cache=False, **compile_kw)
+        outs = [o.clone() for o in flatten(cm(*inputs))]
+        return cm, outs, launch_plan_graph(cm, inputs)
+
+
 def tune_placement(model, inputs, gpu: str, db_path=None, log=None, store: bool = True) -> dict:
     """Time a model's dataflow program under each placement candidate (and the cost model's ``auto`` where the
     database has no entry yet), each launch plan replayed in a CUDA graph, outputs checked against the
     ``separate`` program's (bf16 tolerance); the fastest correct one goes to the database, keyed by the
     imported graph's hash, and ``placement="auto"`` uses it from then on."""
-    import torch
     from triton.testing import do_bench
 
-    import kitsune
-    from kitsune.bench.harness import flatten
     from kitsune.schedule import db
 
     def run(placement):
-        with torch.no_grad():
-            cm = kitsune.compile(model, inputs, mode="dataflow", gpu=gpu, placement=placement, cache=False)
-            outs = [o.clone() for o in flatten(cm(*inputs))]
-            g = launch_plan_graph(cm, inputs)
-            return cm, outs, do_bench(g.replay, warmup=25, rep=200, return_mode="median")
+        cm, outs, g = compiled_program(model, inputs, mode="dataflow", gpu=gpu, placement=placement)
+        return cm, outs, do_bench(g.replay, warmup=25, rep=200, return_mode="median")
 
     cm, ref, ms = run("separate")
     graph_hash = cm.graph_hash
@@ -321,11 +332,8 @@ def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=
     timed where it runs -- the kernel before it still draining, its own loads issued before its wait under
     programmatic dependent launch; llama_decode_b8's gate / up winner alone (BN 32) lost in its program
     (bench/kernels/NOTES.md section 28). The database written is the user's: ``kitsune.compile`` reads it."""
-    import torch
     from triton.testing import do_bench
 
-    import kitsune
-    from kitsune.bench.harness import flatten
     from kitsune.frontend.torch_export import import_module
     from kitsune.schedule import db
     from kitsune.schedule.configs import CONFIGS
@@ -333,10 +341,8 @@ def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=
     g = get_gpu(gpu)
 
     def build():
-        with torch.no_grad():
-            cm = kitsune.compile(model, inputs, mode=mode, gpu=gpu, cache=False, cuda_graph=False)
-            outs = [o.clone() for o in flatten(cm(*inputs))]
-            return outs, launch_plan_graph(cm, inputs)
+        _, outs, graph = compiled_program(model, inputs, mode=mode, gpu=gpu, cuda_graph=False)
+        return outs, graph
 
     def us(graph) -> float:
         return do_bench(graph.replay, warmup=10, rep=100, return_mode="median") * 1e3
@@ -351,10 +357,7 @@ def tune_in_program(model, inputs, gpu: str, mode: str = "bulk-sync", templates=
             continue
         seen.add(k)
         incumbent = db.lookup(p, gpu) or choice.config
-        space = CONFIGS[p.template].space(p)
-        if only:
-            space = [c for c in space if all(int(getattr(c, f, 0)) in v for f, v in only.items())]
-        ranked = sorted(space, key=lambda c: c.estimate_s(p, g))
+        ranked = sorted(only_configs(CONFIGS[p.template].space(p), only), key=lambda c: c.estimate_s(p, g))
         cands = [c for c in ([] if only else [choice.config]) + ranked if c != incumbent]
         cands = list(dict.fromkeys(cands))[:max_candidates]
         user_saved = db.user_entry(k)
@@ -486,6 +489,9 @@ def main(argv=None) -> int:
     ap.add_argument("--train", action="store_true",
                     help="tune the forward and backward graphs of each workload's training step instead")
     a = ap.parse_args(argv)
+    if a.in_program and a.db:
+        ap.error("--in-program writes the user's database, where kitsune.compile reads its candidates; --db "
+                 "does not apply to it")
     import torch
 
     from kitsune.frontend.torch_export import import_module

@@ -246,3 +246,22 @@ def test_in_program_tuning_puts_the_user_entry_back_after_a_fault(tmp_path, monk
     with pytest.raises(RuntimeError, match="illegal memory access"):
         tune.tune_in_program(m, (x,), "h100", max_candidates=2)
     assert db.user_entry(k) == saved
+
+
+def test_only_filter_and_in_programs_database(capsys):
+    """``--only`` keeps the configs whose fields take the given values (one filter for the isolated and the
+    in-program tuner); ``--in-program`` with ``--db`` is refused: its candidates must sit where kitsune.compile
+    reads them."""
+    import pytest
+
+    from kitsune.schedule.configs import GemvConfig, Problem
+    from kitsune.tools import tune
+
+    space = GemvConfig.space(Problem("gemv", 8, 4096, 4096))
+    kept = tune.only_configs(space, tune.parse_only("BN=32;DOT=1"))
+    assert kept and all(c.BN == 32 and c.DOT for c in kept)
+    assert len(kept) == sum(1 for c in space if c.BN == 32 and c.DOT)
+    assert tune.only_configs(space, None) == space
+    with pytest.raises(SystemExit) as e:
+        tune.main(["--in-program", "--db", "elsewhere.json", "--workload", "llama_decode_b8"])
+    assert e.value.code == 2 and "--db does not apply" in capsys.readouterr().err
