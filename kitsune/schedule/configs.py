@@ -244,13 +244,16 @@ class GemmConfig(Config):
 class GemvConfig(Config):
     """gemv / skinny gemm (M <= 16): BN columns per program, K in chunks of BK, K split over SPLIT programs
     reduced in the kernel (fp32 atomics; the last program of a column block runs the epilogue).
-    ``DOT``: pad M to 16 rows and use the tensor cores (mma) instead of FMAs. ``PER_ITEM``: one program per work
+    ``DOT``: pad M to 16 rows and use the tensor cores (mma) instead of FMAs. ``SWAP`` (with ``DOT``): the weight
+    chunk is the product's first operand and the padded rows its second (acc[BN, 16] = W x^T, transposed once
+    after the K loop), so BN >= 64 columns make a warpgroup's wgmma (m64n16) where x first is mma.sync m16n8
+    (bench/kernels/skinny_probe.py, NOTES section 30). ``PER_ITEM``: one program per work
     item (the hardware starts the next as one ends) instead of a persistent grid whose programs walk their items
     one after another, each item's loads issued only once the last one is reduced (bench/kernels/NOTES.md
     sections 9 and 18)."""
 
     template: ClassVar[str] = "gemv"
-    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("PER_ITEM",)
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("PER_ITEM", "SWAP")
     BN: int = 16
     BK: int = 256
     SPLIT: int = 1
@@ -258,6 +261,7 @@ class GemvConfig(Config):
     warps: int = 4
     stages: int = 3
     PER_ITEM: bool = False
+    SWAP: bool = False
 
     def resources(self, p: Problem) -> Resources:
         regs = 32 + (self.BN * self.BK) // (32 * self.warps) * (1 if self.DOT else 2)
@@ -306,7 +310,25 @@ class GemvConfig(Config):
                         out.append(c)
                         if split == 1 and not dot and c.work_items(p) > 1:
                             out.append(replace(c, PER_ITEM=True))
+        if p.M > 1 and p.batch == 1:
+            out += GemvConfig.swap_space(p)
         return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
+
+    @staticmethod
+    def swap_space(p: Problem) -> list["GemvConfig"]:
+        """The weight-first tensor-core form (``SWAP``): 64 or 128 columns (a warpgroup's wgmma rows), chunks of
+        64-256 with a ring deep enough for ~64 KB in flight a program (6 / 4 / 3 stages)."""
+        out = []
+        for BN in (64, 128):
+            for BK in (64, 128, 256):
+                if BK > 2 * _pow2_ge(p.K) or BN > 2 * _pow2_ge(p.N):
+                    continue
+                for split in (1, 2, 4):
+                    if split > 1 and (not p.split_ok or p.K < split * BK):
+                        continue
+                    out.append(GemvConfig(BN=BN, BK=BK, SPLIT=split, DOT=True, warps=4,
+                                          stages={64: 6, 128: 4}.get(BK, 3), SWAP=True))
+        return out
 
 
 @dataclass(frozen=True)
@@ -637,7 +659,10 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
         # (bench/kernels/NOTES.md section 25)
         return GemmConfig.row_space(p)[0]
     if p.template in ("gemm", "gemv"):
-        cands = cls.space(p)
+        # (not the weight-first gemv: tuned where it wins. As the default it lost on the H100, 2026-11-27:
+        # llama_decode_b8 0.0931 -> 0.0972 ms, its gate / up at 128 columns a program on half the SMs;
+        # bench/kernels/NOTES.md section 30)
+        cands = [c for c in cls.space(p) if not getattr(c, "SWAP", False)]
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
     return cls.default(p, gpu)
 

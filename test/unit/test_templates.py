@@ -127,14 +127,31 @@ def test_gemm_template(tmp_path_factory, m, n, k, bm, bn, split, group, dt, act,
 @settings(**SETTINGS)
 @given(lead=st.sampled_from([[1], [3], [2, 1], [8, 1], [13]]), n=st.integers(5, 90), k=st.integers(8, 300),
        bn=st.sampled_from([16, 32]), bk=st.sampled_from([16, 64]), split=st.sampled_from([1, 2, 4]),
-       dot=st.booleans(), dt=st.sampled_from(["f32", "bf16"]), act=st.sampled_from(["", "silu"]),
-       mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
-def test_gemv_template(tmp_path_factory, lead, n, k, bn, bk, split, dot, dt, act, mode, seed):
+       dot=st.booleans(), swap=st.booleans(), dt=st.sampled_from(["f32", "bf16"]),
+       act=st.sampled_from(["", "silu"]), mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
+def test_gemv_template(tmp_path_factory, lead, n, k, bn, bk, split, dot, swap, dt, act, mode, seed):
     split = split if k >= split * bk else 1
-    cfg = GemvConfig(BN=bn, BK=bk, SPLIT=split, DOT=dot and int(np.prod(lead)) > 1, warps=4)
+    dot = dot and int(np.prod(lead)) > 1
+    cfg = GemvConfig(BN=bn, BK=bk, SPLIT=split, DOT=dot, warps=4, SWAP=dot and swap)
     src = run(linear_module(list(lead), n, k, dt, act), cfg, mode, tmp_path_factory.mktemp("gemv"), dt, seed)
     if cfg.DOT:
-        assert "tl.dot(" in src
+        assert "tl.dot(" in src or "_dot_lp(" in src
+    # the weight-first form: the accumulator is [BN, 16] and is transposed once after the K loop (a tile of fewer
+    # than 16 columns takes no dot at all)
+    dotted = bool(re.search(r"acc\d+ = (_dot_lp|tl\.dot)\(", src))
+    assert bool(re.search(r"= tl\.trans\(acc\d+\)", src)) == (cfg.SWAP and dotted)
+
+
+@pytest.mark.parametrize("split,dt,mode", [(1, "bf16", "bulk-sync"), (2, "bf16", "dataflow"), (1, "f32", "dataflow")])
+def test_gemv_weight_first_form(tmp_path, split, dt, mode):
+    """SWAP: the product is W x^T into a [BN, 16] accumulator (the weight chunk the dot's first operand: wgmma rows
+    on the GPU), transposed once after the K loop; 8 rows, a K tail, a split K, the SiLU epilogue."""
+    cfg = GemvConfig(BN=32, BK=64, SPLIT=split, DOT=True, warps=4, SWAP=True)
+    src = run(linear_module([8, 1], 96, 200, dt, "silu"), cfg, mode, tmp_path, dt, 7)
+    dots = re.findall(r"(acc\d+) = (?:_dot_lp|tl\.dot)\((.*)\)$", src, re.M)
+    assert len(dots) == 1 and ", (tl.trans(" in dots[0][1], dots
+    acc = dots[0][0]
+    assert re.search(rf"{acc} = tl\.zeros\(\[32, 16\]", src) and f"= tl.trans({acc})" in src
 
 
 def test_choose_schedules_picks_templates_by_roles():

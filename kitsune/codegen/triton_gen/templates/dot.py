@@ -109,7 +109,10 @@ class DotTemplate:
         if anchor and "BK" in ev.cfg:
             BK = min(ev.cfg["BK"], max(16, pow2(E)))
         acc = b.fresh("acc")
-        b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in bframe)}], tl.float32)", depth)
+        # the weight-first form (a gemv config's SWAP): acc[n, m] = B A^T, transposed once after the K loop
+        swap = bool(anchor and ev.cfg.get("SWAP") and ev.cfg.get("DOT") and len(bframe) == 2)
+        aframe = tuple(reversed(bframe)) if swap else tuple(bframe)
+        b.em.emit(f"{acc} = tl.zeros([{', '.join(str(b.aranges[a]) for a in aframe)}], tl.float32)", depth)
         split = anchor and ev.stage.split > 1  # this program computes one part of the tile's K (SplitK)
         lane_var = None if split else (self.contiguous_reduction_var(opp, A, rvars, ext)
                                        or self.contiguous_reduction_var(opp, B, rvars, ext))
@@ -122,7 +125,7 @@ class DotTemplate:
         elif segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
             operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-                                  ev.split_k.masked(E, BK, anchor))
+                                  ev.split_k.masked(E, BK, anchor), swap=swap)
             if loop and not split:
                 prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
             if loop:
@@ -132,9 +135,10 @@ class DotTemplate:
             unroll = sum(-(-(hi - lo) // BK) for lo, hi in segments) <= SEGMENT_UNROLL_CHUNKS
             for lo, hi in segments:
                 saved, inner, rl = ev.split_k.segment(lo, -(-hi // BK) * BK, BK, r, depth, unroll)
-                self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner, hi % BK != 0)
+                self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner, hi % BK != 0,
+                           swap=swap)
                 b.em.close(depth, saved)
-        out = TV(acc, tuple(bframe), depth, "f")
+        out = b.tmp(f"tl.trans({acc})", tuple(bframe), depth) if swap else TV(acc, tuple(bframe), depth, "f")
         if split:
             out = ev.split_k.combine(out, "+=")
         scale = 1.0
@@ -222,10 +226,11 @@ class DotTemplate:
         return bounds if lo == E else None
 
     def _step(self, opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-              need_mask: bool, red=None, kcond=None) -> None:
+              need_mask: bool, red=None, kcond=None, swap: bool = False) -> None:
         """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product. The
         reduction variables come from the flat index ``rl`` (``E`` in all), or are given (``red``, with the
-        condition ``kcond`` of the chunk's lanes inside the reduction)."""
+        condition ``kcond`` of the chunk's lanes inside the reduction). ``swap``: the product B A^T into an
+        accumulator of the transposed frame."""
         b, ev = self.b, self.ev
         *bt, m, n = bframe
         b2 = dict(binding)
@@ -259,11 +264,14 @@ class DotTemplate:
 
         ca, ta = operand(A, (*bt, m, r))
         cb, tb = operand(B, (*bt, n, r))
-        cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         dt = TL[cast] if cast else "tl.float32"
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([kcond if kcond is not None else (rl, "<", E)])
             ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
+        if swap:  # B [n, r] first, A^T [r, m] second
+            ca, cb = cb, f"tl.trans({ca})"
+        else:
+            cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         ca = f"({ca}).to({dt})"
         cb = f"({cb}).to({dt})"
         prec = "" if cast else ', input_precision="ieee"' if not ev.gen.tf32 else ""
