@@ -559,6 +559,37 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
         assert err < tol, (run_, err)
 
 
+@pytest.mark.parametrize("dt,mode", [("bf16", "bulk-sync"), ("f32", "dataflow")])
+def test_decode_attention_loop_reads_the_cache_alone(tmp_path, dt, mode):
+    """The key blocks before a chunk's last run in a loop whose key indices stay below the new row's, so the
+    KV-cache concatenation's select folds there (the cache loaded straight into the dot's operand); the last block
+    (201 keys: blocks at 0, 64, 128 in the loop, the last at 137 with keys 137..191 masked) reads the new row.
+    Against the reference interpreter (``test_decode_attention_template``'s own check)."""
+    test_decode_attention_template.hypothesis.inner_test(tmp_path_factory=_Factory(tmp_path), b=1, hk=2, group=4,
+                                                         lq=1, lc=200, e=32, parts=1, concat=True, dt=dt,
+                                                         mode=mode, seed=3)
+    src = (tmp_path / "dattn0").glob("*.py")
+    text = "\n".join(f.read_text() for f in src)
+    loop = re.search(r"\n( *)for n0 in range\((?:0|64), 192, 64\):\n((?:\1 .*\n)+)", text)
+    assert loop is not None, "no loop over the blocks before the last"
+    assert "tl.where(" not in loop[2], loop[2]
+    tail = text[loop.end():]
+    assert "tl.where(" in tail.split("tl.store(")[0], "the last block selects the new row"
+
+
+class _Factory:
+    """A stand-in for pytest's ``tmp_path_factory`` (``mktemp`` numbered under one directory)."""
+
+    def __init__(self, root):
+        self.root, self.n = root, 0
+
+    def mktemp(self, name):
+        d = self.root / f"{name}{self.n}"
+        self.n += 1
+        d.mkdir()
+        return d
+
+
 @pytest.mark.parametrize("b,hk,group,lc,parts", [(2, 3, 1, 7, 2), (1, 2, 4, 11, 4)])
 def test_folded_attention_combine(tmp_path, b, hk, group, lc, parts):
     """Dataflow mode with fold=true folds decode attention's combine into its partials' kernel (last_arrival):

@@ -133,39 +133,46 @@ def generate_decode_attention(g: "StageGen") -> list[str]:
     if L < BN:
         BN = max(16, 1 << (L - 1).bit_length())
     na = b.new_axis("n", BN)
-    loop = em.open(f"for n0 in range(0, {L}, {BN}):", 1)
-    if L >= BN:
-        # the last block moves back to end at the last key (its keys before n0 are masked): every key index
-        # stays inside the chunk, so the loads need no bounds and the concat's select folds where it can
-        em.emit(f"nb = tl.minimum(n0, {L - BN})" if L % BN else "nb = n0", 2)
-        n = ladd(b.sym("nb", 0, L - BN, 2), b.axis(na, BN - 1))
-    else:
-        em.emit("nb = n0", 2)
-        n = ladd(b.sym("nb", 0, 0, 2), b.axis(na, BN - 1))
-    kvix = (idx[0], h0, idx[2], n) if five else (idx[0], h0, n)
-    kv = ev.result_at(k, kvix + (b.axis(ea, E - 1),))
-    vv = ev.result_at(v, kvix + (b.axis(ea, Ev - 1),))
-    fr = b.frame_of({ea, na})  # (head dim, keys): K^T and V^T
-    em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", 2)
-    em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", 2)
-    em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", 2)
-    if mask is not None:  # the additive mask at (the tile's heads, the block's keys), broadcast right-aligned
-        ms = tensor_shape(mask.type)
-        full = (idx[0], idx[1], idx[2], lconst(0), n) if five else (idx[0], idx[1], idx[2], n)
-        mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
-        mv = ev.result_at(mask, mix)
-        em.emit(f"s = s + ({b.block(mv, (ha, na))}).to(tl.float32)", 2)
-    if L < BN:  # keys past the chunk
-        em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", 2)
-    elif L % BN:  # keys the previous block had
-        em.emit(f"s = tl.where((nb + {na}_raw >= n0)[None, :], s, float(\"-inf\"))", 2)
-    em.emit("m_new = tl.maximum(m_run, tl.max(s, 1))", 2)
-    em.emit("alpha = tl.exp(m_run - m_new)", 2)
-    em.emit("p = tl.exp(s - m_new[:, None])", 2)
-    em.emit("l_run = l_run * alpha + tl.sum(p, 1)", 2)
-    em.emit(f"o_run = {dot}(p.to({dt}), tl.trans(vt), o_run * alpha[:, None]{prec})", 2)
-    em.emit("m_run = m_new", 2)
-    em.close(1, loop)
+
+    def step(n: Lin, depth: int, first_new: int | None) -> None:
+        """One block of BN keys from ``n`` (the keys' index in the chunk): scores, the online-softmax update;
+        ``first_new``: keys of the block before it are masked (the previous block had them), or past the chunk."""
+        kvix = (idx[0], h0, idx[2], n) if five else (idx[0], h0, n)
+        kv = ev.result_at(k, kvix + (b.axis(ea, E - 1),))
+        vv = ev.result_at(v, kvix + (b.axis(ea, Ev - 1),))
+        fr = b.frame_of({ea, na})  # (head dim, keys): K^T and V^T
+        em.emit(f"kt = ({b.block(kv, fr)}).to({dt})", depth)
+        em.emit(f"vt = ({b.block(vv, fr)}).to({dt})", depth)
+        em.emit(f"s = {dot}(qd, kt, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {sc}", depth)
+        if mask is not None:  # the additive mask at (the tile's heads, the block's keys), broadcast right-aligned
+            ms = tensor_shape(mask.type)
+            full = (idx[0], idx[1], idx[2], lconst(0), n) if five else (idx[0], idx[1], idx[2], n)
+            mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
+            mv = ev.result_at(mask, mix)
+            em.emit(f"s = s + ({b.block(mv, (ha, na))}).to(tl.float32)", depth)
+        if L < BN:  # keys past the chunk
+            em.emit(f"s = tl.where(({na}_raw < {L})[None, :], s, float(\"-inf\"))", depth)
+        elif first_new:  # keys the previous block had
+            em.emit(f"s = tl.where(({na}_raw >= {first_new})[None, :], s, float(\"-inf\"))", depth)
+        em.emit("m_new = tl.maximum(m_run, tl.max(s, 1))", depth)
+        em.emit("alpha = tl.exp(m_run - m_new)", depth)
+        em.emit("p = tl.exp(s - m_new[:, None])", depth)
+        em.emit("l_run = l_run * alpha + tl.sum(p, 1)", depth)
+        em.emit(f"o_run = {dot}(p.to({dt}), tl.trans(vt), o_run * alpha[:, None]{prec})", depth)
+        em.emit("m_run = m_new", depth)
+
+    # Every block but the chunk's last in a loop, the last after it, moved back to end at the chunk's last key
+    # (its keys before the loop's end masked): every key index stays inside the chunk (the loads need no
+    # bounds), and only the last block reaches the chunk's end, so in the loop the key-cache concatenation's
+    # select folds to the cache's load where the chunks end before the new keys (a decode step's new row is the
+    # last key: the loop's blocks read the cache straight into the tensor-core operands, no select, no fp32
+    # round trip; NOTES section 30)
+    last0 = ((L - 1) // BN) * BN  # the first key of the last block that an earlier block has not had
+    if last0 > 0:
+        loop = em.open(f"for n0 in range(0, {last0}, {BN}):", 1)
+        step(ladd(b.sym("n0", 0, last0 - BN, 2), b.axis(na, BN - 1)), 2, None)
+        em.close(1, loop)
+    step(ladd(lconst(max(0, L - BN)), b.axis(na, BN - 1)), 1, last0 - max(0, L - BN))
     # the results: o [.., H, 1, Ev], m and l [.., H, 1, 1]
     one = (idx[0], idx[1], idx[2], lconst(0))
     for (_, buf, _), tv, ix in zip(st.stores, (TV("o_run", (ha, ea), 1, "f"), TV("m_run", (ha,), 1, "f"),
