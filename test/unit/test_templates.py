@@ -822,6 +822,49 @@ def test_gemv_weight_loaded_before_norm_prologue():
     assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
+def test_tensor_core_gemv_statistic_unrolled(monkeypatch, tmp_path):
+    """A tensor-core gemv after an RMSNorm of its 8 rows (llama_decode_b8's QKV projection): the norm's sum of
+    squares, a second reduction of the stage after its K loop, runs its four chunks unrolled (``tl.static_range``:
+    the chunks' loads issued together, not one L2 round trip each), the K loop stays a loop; the result matches."""
+    import json
+
+    import torch
+    from torch import nn
+
+    import kitsune
+    from kitsune.frontend.torch_export import rel_err
+
+    key = ("h100|gemv|template=gemv,M=8,N=256,K=2048,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,"
+           "split_ok=True")
+    cfg = {"BN": 32, "BK": 512, "SPLIT": 1, "DOT": True, "stages": 3, "warps": 4}
+    (tmp_path / "tuning.json").write_text(json.dumps({key: {"config": cfg, "ms": 0.01}}))
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+
+    class NormLinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = nn.Parameter(torch.rand(2048) + 0.5)
+            self.proj = nn.Linear(2048, 256, bias=False)
+
+        def forward(self, x):
+            x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.g
+            return self.proj(x)
+
+    torch.manual_seed(0)
+    m = NormLinear()
+    x = torch.randn(8, 1, 2048)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln and 'template = "gemv"' in ln]
+    assert "DOT = true" in stage or "DOT = 1" in stage, stage
+    body = cm.source[cm.source.index("for it in range"):]
+    body = body[:body.index("tl.store(")]
+    assert re.search(r"for k\d+ in range\(0, 2048, 512\):", body), body  # the K loop
+    assert re.search(r"for k\d+ in tl\.static_range\(0, 2048, 512\):", body), body  # the statistic
+    with torch.no_grad():
+        ref = m(x)
+    assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
+
+
 def test_gemm_epilogue_residual_loaded_after_k_loop():
     """A GEMM + LayerNorm + residual stage (MeshGraphNet's edge MLP tail): the residual's load is emitted after
     the K loop, not before it (where its tile was held in registers through the loop: 220 registers and two CTAs

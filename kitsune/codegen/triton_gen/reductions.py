@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
 
 BLOCK_LIMIT = 8192  # elements of a generic reduction block (tile axes x chunk)
+STATISTIC_UNROLL_CHUNKS = 4
+"""A tensor-core gemv stage's other reductions of at most this many chunks are unrolled (``Reductions.chunked``)."""
 NARROW_TILE_PER_THREAD = 1
 """A generic reduction whose tile has at least this many elements per thread of the CTA reduces each chunk as it
 comes (a tile-shaped accumulator) instead of keeping a block accumulator of tile x chunk: DLRM's bags ([16, 64]
@@ -90,7 +92,12 @@ class Reductions:
             b.em.emit(f"{acc} = tl.full({wshape}, {lit(neutral)}, tl.float32)", depth)
         else:
             b.em.emit(f"{acc} = tl.full({shape}, {lit(neutral)}, tl.float32)", depth)
-        loop, saved, inner, rl = self.split_k.loop(E, P, r, depth, anchor)
+        # a row statistic of a tensor-core gemv (the RMS norm's sum of squares of its padded rows, after the K loop):
+        # its few chunks unrolled, their loads issued together instead of one L2 round trip each (llama_decode_b8's
+        # QKV spent 28% of its stall samples there; bench/kernels/NOTES.md section 30)
+        unroll = (not anchor and ev.template == "gemv" and bool(ev.cfg.get("DOT"))
+                  and 2 <= -(-E // P) <= STATISTIC_UNROLL_CHUNKS)
+        loop, saved, inner, rl = self.split_k.loop(E, P, r, depth, anchor, unroll)
         b2 = dict(binding)
         b2.update(ev.decompose(rl, rvars, ext))
         cs = []
@@ -122,4 +129,4 @@ class Reductions:
         return self.split_k.combine(out, s.op) if split else out
 
 
-__all__ = ["Reductions", "BLOCK_LIMIT", "NARROW_TILE_PER_THREAD"]
+__all__ = ["Reductions", "BLOCK_LIMIT", "NARROW_TILE_PER_THREAD", "STATISTIC_UNROLL_CHUNKS"]

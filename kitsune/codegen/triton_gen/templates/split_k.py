@@ -25,9 +25,10 @@ class SplitK:
         self.tile = tile
         self.outer: Blk | None = None  # the tile's block around `if last:` once the partial sums are combined
 
-    def loop(self, E: int, P: int, r: str, depth: int, anchor: bool):
+    def loop(self, E: int, P: int, r: str, depth: int, anchor: bool, unroll: bool = False):
         """The loop over a reduction of E in chunks of P (axis ``r``): (looped, saved block, body depth, index).
-        The anchor of a split stage covers only its part ``ks`` of the chunks."""
+        The anchor of a split stage covers only its part ``ks`` of the chunks. ``unroll`` (not for a split
+        anchor): a ``tl.static_range``, whose chunks' loads the compiler may issue together."""
         b = self.b
         split = self.stage.split if anchor else 1
         if E <= P and split == 1:
@@ -43,7 +44,8 @@ class SplitK:
             saved = b.em.open(f"for {k} in range(0, {per}, {P}):", depth)
             rl = ladd(lscale(b.sym("ks", 0, split - 1, 1), per), b.sym(k, 0, per - P, depth + 1), b.axis(r, P - 1))
             return True, saved, depth + 1, rl
-        saved = b.em.open(f"for {k} in range(0, {E}, {P}):", depth)
+        rng = "tl.static_range" if unroll else "range"
+        saved = b.em.open(f"for {k} in {rng}(0, {E}, {P}):", depth)
         rl = ladd(b.sym(k, 0, -(-E // P) * P - P, depth + 1), b.axis(r, P - 1))
         return True, saved, depth + 1, rl
 
