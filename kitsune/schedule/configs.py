@@ -310,9 +310,10 @@ class GemvConfig(Config):
                         out.append(c)
                         if split == 1 and not dot and c.work_items(p) > 1:
                             out.append(replace(c, PER_ITEM=True))
-        if p.M > 1 and p.batch == 1:
+        out = out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
+        if p.M > 1 and p.batch == 1:  # (after the x-first ones: the heuristic default is one of those)
             out += GemvConfig.swap_space(p)
-        return out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
+        return out
 
     @staticmethod
     def swap_space(p: Problem) -> list["GemvConfig"]:

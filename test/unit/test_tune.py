@@ -265,3 +265,20 @@ def test_only_filter_and_in_programs_database(capsys):
     with pytest.raises(SystemExit) as e:
         tune.main(["--in-program", "--db", "elsewhere.json", "--workload", "llama_decode_b8"])
     assert e.value.code == 2 and "--db does not apply" in capsys.readouterr().err
+
+
+def test_gemv_default_is_never_the_weight_first_form():
+    """The weight-first tensor-core gemv (SWAP) is in the tuning space only: the heuristic default is an x-first
+    config for every gemv problem, also where a short K leaves the x-first space empty but not the weight-first
+    one (a GPT-2 of d = 32 at 8 tokens: K = 32 failed with an empty choice)."""
+    import itertools
+
+    from kitsune.schedule.configs import GemvConfig, Problem, default_config
+
+    swap_only = 0
+    for M, N, K in itertools.product((1, 2, 8, 16), (5, 64, 2048), (8, 32, 48, 64, 2048)):
+        p = Problem("gemv", M=M, N=N, K=K)
+        space = GemvConfig.space(p)
+        swap_only += any(c.SWAP for c in space) and not any(not c.SWAP and c.BK > 2 * K for c in space) and K <= 48
+        assert not default_config(p, "h100").SWAP, p
+    assert swap_only  # (the case the fallback is for was drawn)
