@@ -132,10 +132,39 @@ class ChooseSchedulesPass(ModulePass):
                 if self.remarks:
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
+            if self.db and self.templates:
+                self._conv_layouts(g, gpu)
             self._follow_tiles(g)
             self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit)
             self._whole_scatters(g)
             legalise_channels(g)
+
+    @staticmethod
+    def _conv_layouts(g: df.GraphOp, gpu) -> None:
+        """A convolution whose input its program will store channels-last (its producer and that tensor's other
+        readers are conv tasks: ``kitsune.schedule.storage``, known once every task has its template) takes the
+        tuning database's entry for that layout (``Problem.layout``): the same shape over an NCHW input is another
+        kernel. Without an entry of its own, the lookup falls back to the one keyed without the layout, which the
+        first loop took already."""
+        from dataclasses import replace
+
+        from kitsune.schedule import db
+        from kitsune.schedule.roles import roles_of
+        from kitsune.schedule.select import conv_tile
+        from kitsune.schedule.storage import conv_input_channels_last
+
+        for t in g.tasks():
+            if t.attributes.get("template") != StringAttr("conv"):
+                continue
+            c = choose(t, gpu, use_db=False)
+            if c.template != "conv" or c.problem is None or not conv_input_channels_last(t, c.anchor):
+                continue
+            cfg = db.lookup(replace(c.problem, layout=1), gpu)
+            if cfg is None or config_attr(cfg) == t.attributes.get("config"):
+                continue
+            set_tile(t, conv_tile(roles_of(c.anchor), cfg))
+            t.attributes["config"] = config_attr(cfg)
+            t.attributes["schedule"] = StringAttr(f"database (its input channels-last): {c.note}")
 
     @staticmethod
     def _align_row_bands(g: df.GraphOp, gpu, limit: int = ROW_BAND_LIMIT) -> None:

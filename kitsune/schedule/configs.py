@@ -34,11 +34,12 @@ class Problem:
     rows: int = 0
     split_ok: bool = True  # the epilogue allows a split reduction (elementwise only)
     mem_cols: int = 0  # chain: columns of the layers' operands read from memory, in 64-column chunks
+    layout: int = 0  # conv: 1 where the program stores the input channels-last (``kitsune.schedule.storage``)
 
     def key(self) -> str:
-        # (mem_cols only where set: the keys of the tuning database's entries stay what they were)
+        # (mem_cols and layout only where set: the keys of the tuning database's entries stay what they were)
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
-                        if f.name != "mem_cols" or self.mem_cols)
+                        if f.name not in ("mem_cols", "layout") or getattr(self, f.name))
 
 
 def _pow2_ge(n: int) -> int:

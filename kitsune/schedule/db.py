@@ -85,6 +85,12 @@ def lookup(problem, gpu: GPU | str):
         e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu))
         if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
+    if e is None and getattr(problem, "layout", 0):
+        # a convolution over a channels-last input without an entry of its own: the entry keyed before keys
+        # carried the input's layout (measured on whichever layout that shape had first)
+        from dataclasses import replace
+
+        return lookup(replace(problem, layout=0), gpu)
     return None if e is None else config_from(problem.template, e["config"])
 
 

@@ -18,35 +18,7 @@ from kitsune.codegen.layouts import CHANNELS_LAST
 
 from kitsune.dialects import dataflow as df
 from kitsune.schedule.configs import Config
-
-
-def _conv_task(op) -> bool:
-    return isinstance(op, df.TaskOp) and op.attributes.get("template") == StringAttr("conv")
-
-
-def _readers(r) -> list:
-    """The operations reading value ``r``, through the channels that carry it."""
-    return [w for u in r.uses for w in (_readers(u.operation.results[0]) if isinstance(u.operation, df.ChannelOp)
-                                        else [u.operation])]
-
-
-def _stored_channels_last(r) -> bool:
-    """Task result ``r`` is a tensor its program stores channels-last (``kitsune.codegen.layouts``): written by a
-    conv task, rank 4 with at least 16 channels (a multiple of 8) and more than one pixel, read by conv tasks
-    only."""
-    from kitsune.codegen.layouts import channels_last_shape
-    from kitsune.dialects.regions import tensor_shape
-
-    readers = _readers(r)
-    return (_conv_task(r.owner) and channels_last_shape(tensor_shape(r.type)) and bool(readers)
-            and all(_conv_task(o) for o in readers))
-
-
-def _conv_input_stored_channels_last(task: df.TaskOp, i: int) -> bool:
-    """Operand ``i`` of conv task ``task`` is a tensor its program stores channels-last."""
-    v = task.ins[i]
-    r = v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v  # (a channel carries a task's result)
-    return _conv_task(task) and _stored_channels_last(r)
+from kitsune.schedule.storage import operand_stored_channels_last, stored_channels_last
 
 
 def _parameter_operand(task: df.TaskOp, i: int) -> bool:
@@ -74,7 +46,7 @@ def task_module(task: df.TaskOp) -> ModuleOp:
     alone was stored NCHW, 120 us against 53, bench/kernels/NOTES.md 28)."""
     in_types = [o.type for o in task.ins]
     out_types = [r.type for r in task.outs]
-    last = {i for i in range(len(in_types)) if _conv_input_stored_channels_last(task, i)}
+    last = {i for i in range(len(in_types)) if operand_stored_channels_last(task, i)}
     order = StringAttr(",".join(map(str, CHANNELS_LAST)))
     attrs = []
     for i in range(len(in_types)):
@@ -85,7 +57,7 @@ def task_module(task: df.TaskOp) -> ModuleOp:
         elif last and _parameter_operand(task, i):
             d["kitsune.kind"] = StringAttr("parameter")
         attrs.append(DictionaryAttr(d))
-    res_attrs = [DictionaryAttr({"kitsune.order": order} if _stored_channels_last(r) else {}) for r in task.outs]
+    res_attrs = [DictionaryAttr({"kitsune.order": order} if stored_channels_last(r) else {}) for r in task.outs]
     fblock = Block(arg_types=in_types)
     gblock = Block(arg_types=in_types)
     t = task.clone()

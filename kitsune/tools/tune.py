@@ -58,7 +58,15 @@ def scheduled_tasks(graph_module, gpu: str):
         out.append((t, choose(t, gpu, use_db=False)))
     for t, c in out:  # (what isolate.task_module reads of a task's producers and readers: their templates)
         t.attributes["template"] = StringAttr(c.template)
-    return out
+    # a convolution over an input its program stores channels-last is its own problem (``Problem.layout``), known
+    # once every task has its template
+    from dataclasses import replace
+
+    from kitsune.schedule.storage import conv_input_channels_last
+
+    return [(t, replace(c, problem=replace(c.problem, layout=1))
+             if c.template == "conv" and c.problem is not None and conv_input_channels_last(t, c.anchor) else c)
+            for t, c in out]
 
 
 def parse_only(text: str | None) -> dict[str, set[int]]:

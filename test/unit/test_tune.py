@@ -282,3 +282,54 @@ def test_gemv_default_is_never_the_weight_first_form():
         swap_only += any(c.SWAP for c in space) and not any(not c.SWAP and c.BK > 2 * K for c in space) and K <= 48
         assert not default_config(p, "h100").SWAP, p
     assert swap_only  # (the case the fallback is for was drawn)
+
+
+def test_conv_entries_are_keyed_by_the_inputs_layout(monkeypatch, tmp_path):
+    """Two convolutions of one shape, the first over the program's NCHW input, the second over the first's result,
+    which the program stores channels-last: their problems differ by ``layout`` (the first's key is the one entries
+    always had), so each takes its own database entry; an entry keyed without the layout still serves a
+    channels-last input that has none of its own. The results match eager (interpreter)."""
+    import json
+
+    import torch
+    from torch import nn
+
+    import kitsune
+    from kitsune.frontend.torch_export import import_module, rel_err
+    from kitsune.tools.tune import scheduled_tasks
+
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(16, 16, 3, padding=1)
+            self.b = nn.Conv2d(16, 16, 3, padding=1)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x)))
+
+    torch.manual_seed(0)
+    m, x = Two(), torch.randn(1, 16, 8, 8)
+    plain = "h100|conv|template=conv,M=64,N=16,K=144,batch=1,elem_bytes=4,out_elems=0,row=8,rows=64,split_ok=False"
+    module, _ = import_module(m, (x,), None, with_weights=False)
+    keys = [c.problem.key() for _, c in scheduled_tasks(module, "h100") if c.template == "conv"]
+    assert keys == [plain.split("|")[2], plain.split("|")[2] + ",layout=1"], keys
+
+    def conv_configs(entries):
+        d = tmp_path / str(len(list(tmp_path.iterdir())))
+        d.mkdir()
+        (d / "tuning.json").write_text(json.dumps(entries))
+        monkeypatch.setenv("KITSUNE_CACHE_DIR", str(d))
+        cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+        with torch.no_grad():
+            got = cm(x)
+            got = got[0] if isinstance(got, (tuple, list)) else got
+            assert rel_err(got.numpy(), m(x).numpy()) < 1e-4
+        return [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln and 'template = "conv"' in ln]
+
+    nchw = {"BF": 16, "BM": 32, "BK": 32, "warps": 4, "stages": 3}
+    last = {"BF": 16, "BM": 64, "BK": 16, "warps": 4, "stages": 2}
+    a, b = conv_configs({plain: {"config": nchw, "ms": 0.01}, plain + ",layout=1": {"config": last, "ms": 0.01}})
+    assert "BM = 32" in a and "BK = 32" in a, a
+    assert "BM = 64" in b and "BK = 16" in b, b
+    a, b = conv_configs({plain: {"config": nchw, "ms": 0.01}})  # no channels-last entry: the plain one serves both
+    assert "BM = 32" in a and "BM = 32" in b, (a, b)
