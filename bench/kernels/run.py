@@ -66,15 +66,13 @@ def rotating(op, args, reps: int = 10):
     """A step calling ``op`` on copies of ``args`` in turn, as many as ``isolate.measure`` rotates Kitsune's
     operands over (together at least twice the L2): each of ``graph_ms``'s ``reps`` calls reads its operands from
     DRAM, as a model's layers do."""
-    from kitsune.schedule.isolate import rotation_copies
+    from kitsune.schedule.isolate import copies_past_l2
 
-    l2 = int(getattr(torch.cuda.get_device_properties(args[0].device), "L2_cache_size", 50 << 20) or (50 << 20))
-    copies = rotation_copies(sum(t.numel() * t.element_size() for t in args), l2, reps)
-    sets = [args] + [[t.clone() for t in args] for _ in range(copies - 1)]
+    sets = [list(c.values()) for c in copies_past_l2(dict(enumerate(args)), args[0].device, reps)]
     calls = [0]
 
     def step():
-        s = sets[calls[0] % copies]
+        s = sets[calls[0] % len(sets)]
         calls[0] += 1
         return op(*s)
     return step

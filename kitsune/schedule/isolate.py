@@ -219,13 +219,20 @@ def measure(program, inputs, reps: int = 10) -> float:
     from kitsune.runtime.program import capture_graph
 
     m = program.module
-    tensors = {**program._tensors, **dict(zip(program.input_names, inputs))}
-    l2 = int(getattr(torch.cuda.get_device_properties(program.device), "L2_cache_size", 50 << 20) or (50 << 20))
-    copies = rotation_copies(sum(t.numel() * t.element_size() for t in tensors.values()), l2, reps)
-    sets = [tensors] + [{n: t.clone() for n, t in tensors.items()} for _ in range(copies - 1)]
+    sets = copies_past_l2({**program._tensors, **dict(zip(program.input_names, inputs))}, program.device, reps)
     with torch.cuda.device(program.device):
-        g, _ = capture_graph(lambda: [m.launch(program.state, sets[i % copies]) for i in range(reps)])
+        g, _ = capture_graph(lambda: [m.launch(program.state, sets[i % len(sets)]) for i in range(reps)])
         return do_bench(g.replay, warmup=25, rep=200, return_mode="median") / reps
+
+
+def copies_past_l2(tensors: dict, device, reps: int = 10) -> list[dict]:
+    """``tensors`` and clones of them, as many as ``rotation_copies`` says for ``reps`` launches on ``device``'s L2
+    (what ``measure`` rotates over, and ``bench/kernels/run.py``'s torch peer)."""
+    import torch
+
+    l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 << 20) or (50 << 20))
+    copies = rotation_copies(sum(t.numel() * t.element_size() for t in tensors.values()), l2, reps)
+    return [tensors] + [{n: t.clone() for n, t in tensors.items()} for _ in range(copies - 1)]
 
 
 def rotation_copies(nbytes: int, l2_bytes: int, reps: int) -> int:
