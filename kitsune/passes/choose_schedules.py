@@ -111,6 +111,7 @@ class ChooseSchedulesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         gpu = parse_gpu_option(self.gpu)
         for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
+            convs = []  # (task, choice) of the convolutions chosen here
             for t in g.tasks():
                 if "template" in t.attributes:
                     continue  # chosen already (a re-run, or given by hand)
@@ -126,40 +127,38 @@ class ChooseSchedulesPass(ModulePass):
                         t.attributes["config"] = config_attr(c.config)
                     continue
                 set_tile(t, c.tile)
+                if c.template == "conv":
+                    convs.append((t, c))
                 t.attributes["template"] = StringAttr(c.template)
                 t.attributes["config"] = config_attr(c.config)
                 t.attributes["schedule"] = StringAttr(f"{c.source}: {c.note}")
                 if self.remarks:
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
-            if self.db and self.templates:
-                self._conv_layouts(g, gpu)
+            if self.db:
+                self._conv_layouts(convs, gpu)
             self._follow_tiles(g)
             self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit)
             self._whole_scatters(g)
             legalise_channels(g)
 
     @staticmethod
-    def _conv_layouts(g: df.GraphOp, gpu) -> None:
-        """A convolution whose input its program will store channels-last (its producer and that tensor's other
-        readers are conv tasks: ``kitsune.schedule.storage``, known once every task has its template) takes the
-        tuning database's entry for that layout (``Problem.layout``): the same shape over an NCHW input is another
-        kernel. Without an entry of its own, the lookup falls back to the one keyed without the layout, which the
-        first loop took already."""
-        from dataclasses import replace
-
+    def _conv_layouts(convs, gpu) -> None:
+        """A convolution (``convs``: the (task, choice) pairs chosen in this run) whose input its program will
+        store channels-last (its producer and that tensor's other readers are conv tasks:
+        ``kitsune.schedule.storage``, known once every task has its template) takes the tuning database's entry
+        for that layout (``Problem.layout``): the same shape over an NCHW input is another kernel. Without an
+        entry of its own, the lookup falls back to the one keyed without the layout, which the first loop took
+        already."""
         from kitsune.schedule import db
         from kitsune.schedule.roles import roles_of
-        from kitsune.schedule.select import conv_tile
-        from kitsune.schedule.storage import conv_input_channels_last
+        from kitsune.schedule.select import conv_tile, with_input_layout
 
-        for t in g.tasks():
-            if t.attributes.get("template") != StringAttr("conv"):
+        for t, c in convs:
+            c = with_input_layout(t, c)
+            if not c.problem.layout:
                 continue
-            c = choose(t, gpu, use_db=False)
-            if c.template != "conv" or c.problem is None or not conv_input_channels_last(t, c.anchor):
-                continue
-            cfg = db.lookup(replace(c.problem, layout=1), gpu)
+            cfg = db.lookup(c.problem, gpu)
             if cfg is None or config_attr(cfg) == t.attributes.get("config"):
                 continue
             set_tile(t, conv_tile(roles_of(c.anchor), cfg))

@@ -312,6 +312,18 @@ def conv_choice(task, anchor: GOp, r: Roles, gpu, use_db: bool) -> "Choice | Non
                   "heuristic")
 
 
+def with_input_layout(task, c: "Choice") -> "Choice":
+    """``c`` with its problem's ``layout`` 1 where ``task`` is a convolution whose program stores its input
+    channels-last (``kitsune.schedule.storage``; every task must have its template by then), else ``c``."""
+    from dataclasses import replace
+
+    from kitsune.schedule.storage import conv_input_channels_last
+
+    if c.template != "conv" or c.problem is None or not conv_input_channels_last(task, c.anchor):
+        return c
+    return replace(c, problem=replace(c.problem, layout=1))
+
+
 def conv_tile(r: Roles, cfg) -> tuple[int, ...]:
     """The tile of a convolution's result under conv config ``cfg``: BF output channels by ``pixel_tile``'s block
     of at most BM output pixels (the anchor's roles ``r``: one N variable, the others pixels)."""
@@ -608,4 +620,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "conv_tile", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "conv_tile", "pixel_tile", "fill_tile", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]

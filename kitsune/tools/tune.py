@@ -60,13 +60,9 @@ def scheduled_tasks(graph_module, gpu: str):
         t.attributes["template"] = StringAttr(c.template)
     # a convolution over an input its program stores channels-last is its own problem (``Problem.layout``), known
     # once every task has its template
-    from dataclasses import replace
+    from kitsune.schedule.select import with_input_layout
 
-    from kitsune.schedule.storage import conv_input_channels_last
-
-    return [(t, replace(c, problem=replace(c.problem, layout=1))
-             if c.template == "conv" and c.problem is not None and conv_input_channels_last(t, c.anchor) else c)
-            for t, c in out]
+    return [(t, with_input_layout(t, c)) for t, c in out]
 
 
 def parse_only(text: str | None) -> dict[str, set[int]]:

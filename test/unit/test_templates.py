@@ -785,22 +785,20 @@ def test_per_item_grid(monkeypatch, tmp_path, template, per_item):
     assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
-def test_gemv_weight_loaded_before_norm_prologue():
-    """A gemv after an RMSNorm of its input (a decode step's QKV projection): the weight's load is emitted
-    before the norm's reduction, so that its latency hides the norm's (loads first); the result matches."""
-    import re
-
+def _compiled_norm_linear(k: int, n: int, rows: int):
+    """An RMSNorm of ``k`` features, then a ``k`` -> ``n`` projection without bias (a decode step's QKV), and an
+    input of ``rows`` rows, compiled for the CPU: (module, input, compiled, the gemv stage's lowered lines, its
+    generated body up to its first store)."""
     import torch
     from torch import nn
 
     import kitsune
-    from kitsune.frontend.torch_export import rel_err
 
     class NormLinear(nn.Module):
         def __init__(self):
             super().__init__()
-            self.g = nn.Parameter(torch.rand(256) + 0.5)
-            self.proj = nn.Linear(256, 512, bias=False)
+            self.g = nn.Parameter(torch.rand(k) + 0.5)
+            self.proj = nn.Linear(k, n, bias=False)
 
         def forward(self, x):
             x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.g
@@ -808,12 +806,24 @@ def test_gemv_weight_loaded_before_norm_prologue():
 
     torch.manual_seed(0)
     m = NormLinear()
-    x = torch.randn(1, 1, 256)
+    x = torch.randn(rows, 1, k)
     cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
     stages = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln and 'template = "gemv"' in ln]
-    assert len(stages) == 1, cm.lowered
     body = cm.source[cm.source.index("for it in range"):]
-    body = body[:body.index("tl.store(")]
+    return m, x, cm, stages, body[:body.index("tl.store(")]
+
+
+def test_gemv_weight_loaded_before_norm_prologue():
+    """A gemv after an RMSNorm of its input (a decode step's QKV projection): the weight's load is emitted
+    before the norm's reduction, so that its latency hides the norm's (loads first); the result matches."""
+    import re
+
+    import torch
+
+    from kitsune.frontend.torch_export import rel_err
+
+    m, x, cm, stages, body = _compiled_norm_linear(256, 512, 1)
+    assert len(stages) == 1, cm.lowered
     w = re.search(r"tl\.load\(proj_weight", body)
     s = re.search(r"tl\.sum\(", body)
     assert w and s and w.start() < s.start(), body
@@ -829,9 +839,7 @@ def test_tensor_core_gemv_statistic_unrolled(monkeypatch, tmp_path):
     import json
 
     import torch
-    from torch import nn
 
-    import kitsune
     from kitsune.frontend.torch_export import rel_err
 
     key = ("h100|gemv|template=gemv,M=8,N=256,K=2048,batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,"
@@ -839,25 +847,9 @@ def test_tensor_core_gemv_statistic_unrolled(monkeypatch, tmp_path):
     cfg = {"BN": 32, "BK": 512, "SPLIT": 1, "DOT": True, "stages": 3, "warps": 4}
     (tmp_path / "tuning.json").write_text(json.dumps({key: {"config": cfg, "ms": 0.01}}))
     monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
-
-    class NormLinear(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.g = nn.Parameter(torch.rand(2048) + 0.5)
-            self.proj = nn.Linear(2048, 256, bias=False)
-
-        def forward(self, x):
-            x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.g
-            return self.proj(x)
-
-    torch.manual_seed(0)
-    m = NormLinear()
-    x = torch.randn(8, 1, 2048)
-    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
-    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln and 'template = "gemv"' in ln]
+    m, x, cm, stages, body = _compiled_norm_linear(2048, 256, 8)
+    (stage,) = stages
     assert "DOT = true" in stage or "DOT = 1" in stage, stage
-    body = cm.source[cm.source.index("for it in range"):]
-    body = body[:body.index("tl.store(")]
     assert re.search(r"for k\d+ in range\(0, 2048, 512\):", body), body  # the K loop
     assert re.search(r"for k\d+ in tl\.static_range\(0, 2048, 512\):", body), body  # the statistic
     with torch.no_grad():
