@@ -21,6 +21,7 @@ from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.evaluator import Evaluator
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strides
+from kitsune.codegen.triton_gen.loop_fusion import FUSE_SIBLING_LOOPS, fuse_sibling_dot_loops
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
@@ -212,6 +213,9 @@ class StageGen:
         self.split_k.leave()  # every part of a split frees its popped tiles, not only the last
         self.queues.free_popped()
         self.close_work_items(body_saved)
+        if FUSE_SIBLING_LOOPS and self.template == "gemv" and self.ev.cfg.get("DOT"):
+            # a tensor-core gemv's accumulators are [16, BN]: two fit where one did (a GEMM's would not)
+            return fuse_sibling_dot_loops(self.body_text())
         return self.body_text()
 
     def skip_row_remasks(self, idx, D) -> None:

@@ -1,0 +1,116 @@
+"""Sibling K loops of one stage fused into one (a stage body, the generator's Triton text).
+
+A gated projection's two contractions over one input (Llama's ``silu(x Wg^T) * (x Wu^T)`` with ``Wg`` and ``Wu``
+slices of one weight) are evaluated one after the other: two K loops of the same range, each pipelined by Triton on
+its own, so the weight stream drains at the end of the first and fills again at the start of the second, with the
+row statistics of a fused RMS norm in between. ``fuse_sibling_dot_loops`` merges such loops into one loop that
+carries both accumulators: both weight chunks of a step are in flight together, and the input chunk both read is
+one load (Triton's CSE, once both bodies index with the same loop variable).
+
+Two loops fuse when both have literal ranges equal in start, stop and step, both compute a tensor-core product,
+neither reads or writes a name the other writes, and the statements between them split into those the second loop
+needs (its accumulator's initialisation), which move above the first loop, and the rest, which stay after the fused
+loop; each move is checked with the same read / write sets as the loads-before-waits reordering (``early_loads``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitsune.codegen.triton_gen.early_loads import (_Compound, _code, _DOTS, _independent, _indent, _lines,
+                                                    _names_of_compound, _parse, _range_args)
+
+FUSE_SIBLING_LOOPS = True
+"""Whether tensor-core gemv stages get their sibling K loops fused (``StageGen.generate``)."""
+
+
+def fuse_sibling_dot_loops(body: list[str]) -> list[str]:
+    """Stage body ``body`` (lines of one function body) with every pair of fusable sibling K loops (see the module
+    docstring) merged, at any depth (the work-item loop's body included)."""
+    if not any(_code(ln) for ln in body):
+        return body
+    return _lines(_fuse_block(_parse(body)))
+
+
+def _dot_loop(s) -> tuple[int, int, int] | None:
+    """(start, stop, step) of a ``for`` loop with literal bounds whose body computes a tensor-core product."""
+    if not isinstance(s, _Compound):
+        return None
+    ra = _range_args(s)
+    if ra is None or not _DOTS.search("\n".join(_code(ln) for ln in _lines(s.body))):
+        return None
+    return ra[1:]
+
+
+def _fuse_block(block: list) -> list:
+    for s in block:
+        if isinstance(s, _Compound):
+            s.body = _fuse_block(s.body)
+            s.clauses = [(cl, _fuse_block(b)) for cl, b in s.clauses]
+            _refresh(s)
+    fused = True
+    while fused:
+        fused = False
+        for i, first in enumerate(block):
+            rng = _dot_loop(first)
+            if rng is None:
+                continue
+            for j in range(i + 1, len(block)):
+                if _dot_loop(block[j]) != rng:
+                    continue
+                order = _hoist(block[i + 1:j], first, block[j])
+                if order is None:
+                    continue
+                before, after = order
+                block = block[:i] + before + [_merge(first, block[j])] + after + block[j + 1:]
+                fused = True
+                break
+            if fused:
+                break
+    return block
+
+
+def _hoist(between: list, first: _Compound, second: _Compound) -> tuple[list, list] | None:
+    """The statements between two loops as (those the second loop needs, moved above the first; the others, left
+    after the fused loop), or None where the loops cannot be fused."""
+    var1, var2 = _range_args(first)[0], _range_args(second)[0]
+    own1, own2 = first.defs - {var1}, second.defs - {var2}
+    if (second.uses - {var2}) & own1 or (first.uses - {var1}) & own2 or own1 & own2 or var1 in second.uses:
+        return None
+    need = set(second.uses)
+    needed = [False] * len(between)
+    for k in reversed(range(len(between))):
+        if between[k].defs & need:
+            needed[k] = True
+            need |= between[k].uses
+    moved = [s for s, n in zip(between, needed) if n]
+    stay = [s for s, n in zip(between, needed) if not n]
+    for k, s in enumerate(between):
+        if needed[k]:
+            if not s.pure or not _independent(s, first) or not all(
+                    _independent(s, t) for t, n in zip(between[:k], needed) if not n):
+                return None
+        elif not _independent(s, second) or s.defs & second.defs:
+            return None
+    return moved, stay
+
+
+def _merge(first: _Compound, second: _Compound) -> _Compound:
+    """One loop: ``first``'s header, its body, then ``second``'s body over ``first``'s loop variable."""
+    var1, var2 = _range_args(first)[0], _range_args(second)[0]
+    pat = re.compile(rf"\b{re.escape(var2)}\b")
+    lines1, lines2 = _lines(first.body), _lines(second.body)
+    ind1 = next((_indent(ln) for ln in lines1 if _code(ln)), 0)
+    ind2 = next((_indent(ln) for ln in lines2 if _code(ln)), ind1)
+    moved = [(" " * ind1 + ln[ind2:] if ln.strip() else ln) for ln in lines2]
+    node = _Compound(list(first.header), _parse(lines1 + [pat.sub(var1, ln) for ln in moved]))
+    _refresh(node)
+    return node
+
+
+def _refresh(node: _Compound) -> None:
+    node.uses, node.defs, node.pure = set(), set(), True
+    _names_of_compound(node)
+
+
+__all__ = ["FUSE_SIBLING_LOOPS", "fuse_sibling_dot_loops"]
