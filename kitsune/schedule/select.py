@@ -430,6 +430,14 @@ def sole_contraction(task) -> GOp | None:
     return ops[0] if len(ops) == 1 else None
 
 
+def _last_dim_split(op: GOp) -> bool:
+    """A ``split`` (torch's ``chunk`` / ``split``) along the last dim: each result a slice of its columns."""
+    if op.OPDEF.name != "split":
+        return False
+    rank = len(tensor_shape(op.operands[0].type))
+    return rank > 0 and op.attrs()["dim"] % rank == rank - 1
+
+
 def _through_slices(task, c: GOp) -> bool:
     """Result #0 comes from contraction ``c`` through elementwise ops and slices only (a column of the result
     needs one column of ``c``: no row reduction, which would need the columns of other tiles). Operands that do
@@ -447,7 +455,7 @@ def _through_slices(task, c: GOp) -> bool:
             continue
         seen.add(op)
         name = op.OPDEF.name
-        if not (_elementwise(op) or name in ("slice", "constant", "reshape")):
+        if not (_elementwise(op) or name in ("slice", "constant", "reshape") or _last_dim_split(op)):
             return False
         stack += list(op.operands)
     return True

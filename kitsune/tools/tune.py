@@ -196,13 +196,19 @@ PLACEMENT_CANDIDATES = ("spatial", "temporal", "separate")
 
 def launch_plan_graph(cm, inputs):
     """A CUDA graph of one launch of ``cm``'s program (``kitsune.compile``'s result) on ``inputs``: what the
-    placement tuner and the benchmarks replay and time (no per-call host work in the measurement)."""
+    placement tuner and the benchmarks replay and time (no per-call host work in the measurement). The graph holds
+    ``cm`` and the launch's tensors (``keepalive``): a replay reads the program's weights and buffers at the
+    addresses captured, so they must live as long as the graph. (The in-program tuner kept only the graphs of its
+    candidates: their programs' memory was freed and re-used under them, and on the H100 a replay ended on an
+    illegal memory access, 2026-11-27.)"""
     from kitsune.bench.harness import flatten
     from kitsune.runtime.program import capture_graph
 
     prog = cm.program
     env = {**prog._tensors, **prog._prepare(list(flatten(inputs)))}
-    return capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)[0]
+    g = capture_graph(lambda: prog.module.launch(prog.state, env), warmup=2)[0]
+    g.keepalive = (cm, env)
+    return g
 
 
 def compiled_program(model, inputs, **compile_kw):

@@ -857,6 +857,57 @@ def test_tensor_core_gemv_statistic_unrolled(monkeypatch, tmp_path):
     assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
+@pytest.mark.parametrize("form", ["slice", "chunk"])
+def test_tensor_core_gemv_gated_loops_fused(monkeypatch, tmp_path, form):
+    """A gated projection at 8 rows on the tensor cores (llama_decode_b8's gate / up: ``silu(x Wg^T) * (x Wu^T)``,
+    both halves of one weight, sliced as the suite's Llama does or by ``chunk``, after an RMSNorm): one gemv stage,
+    whose two K loops are one loop carrying both accumulators (``loop_fusion``), the norm's statistic after it;
+    the result matches."""
+    import json
+
+    import torch
+    from torch import nn
+
+    import kitsune
+    from kitsune.frontend.torch_export import rel_err
+
+    k, n = 512, 64
+    cfg = {"BN": 32, "BK": 128, "SPLIT": 1, "DOT": True, "stages": 3, "warps": 4}
+    entries = {f"h100|gemv|template=gemv,M=8,N={2 * n},K={k},batch=1,elem_bytes=4,out_elems=0,row=0,rows=0,"
+               f"split_ok={ok}": {"config": cfg, "ms": 0.01} for ok in ("True", "False")}
+    (tmp_path / "tuning.json").write_text(json.dumps(entries))
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = nn.Parameter(torch.rand(k) + 0.5)
+            self.gate_up = nn.Linear(k, 2 * n, bias=False)
+
+        def forward(self, x):
+            x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.g
+            gu = self.gate_up(x)
+            gate, up = gu.chunk(2, dim=-1) if form == "chunk" else (gu[..., :n], gu[..., n:])
+            return nn.functional.silu(gate) * up
+
+    torch.manual_seed(0)
+    m = Gated()
+    x = torch.randn(8, 1, k)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln and 'template = "gemv"' in ln]
+    assert "DOT = true" in stage or "DOT = 1" in stage, stage
+    body = cm.source[cm.source.index("for it in range"):]
+    body = body[:body.index("tl.store(")]
+    loops = re.findall(r"for k\d+ in range\(0, 512, 128\):", body)
+    assert len(loops) == 1, body  # (two, one after the other, unfused)
+    loop = body[body.index(loops[0]):]
+    loop = loop[:re.search(r"\n {8}\S", loop).start()]  # the loop's body (the work item's at 8 spaces)
+    assert len(re.findall(r"\btl\.dot\(|_dot_lp\(", loop)) == 2, body
+    with torch.no_grad():
+        ref = m(x)
+    assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
+
+
 def test_gemm_epilogue_residual_loaded_after_k_loop():
     """A GEMM + LayerNorm + residual stage (MeshGraphNet's edge MLP tail): the residual's load is emitted after
     the K loop, not before it (where its tile was held in registers through the loop: 220 registers and two CTAs

@@ -217,6 +217,56 @@ def test_in_program_candidates_are_checked_timed_and_the_best_retimed():
     assert order[-6:] == [inc, fast, fast, inc, inc, fast]
 
 
+def test_launch_plan_graph_keeps_its_program_alive(monkeypatch):
+    """The CUDA graph of a program's launch holds the compiled program and the launch's tensors: its replays read
+    them at the captured addresses, and the in-program tuner keeps only graphs (their programs freed under them
+    ended a tuning run on the H100 with an illegal memory access)."""
+    import gc
+    import types
+    import weakref
+
+    import torch
+
+    import kitsune.runtime.program as rp
+    from kitsune.tools import tune
+
+    captured = []
+
+    class Graph:  # what capture_graph returns first, in place of a torch.cuda.CUDAGraph
+        pass
+
+    def capture(fn, warmup=1):
+        captured.append(fn)
+        return Graph(), None
+
+    monkeypatch.setattr(rp, "capture_graph", capture)
+
+    class Prog:
+        def __init__(self):
+            self._tensors = {"w": torch.ones(3)}
+            self.state = {}
+            self.module = types.SimpleNamespace(launch=lambda state, env: None)
+
+        def _prepare(self, ins):
+            return {"x": ins[0].clone()}  # (a copy the launch reads: it must live on too)
+
+    class Compiled:
+        def __init__(self):
+            self.program = Prog()
+
+    cm = Compiled()
+    alive = weakref.ref(cm)
+    g = tune.launch_plan_graph(cm, (torch.zeros(2),))
+    del cm
+    gc.collect()
+    assert alive() is not None and captured
+    held_cm, env = g.keepalive
+    assert held_cm is alive() and set(env) == {"w", "x"}
+    del g, held_cm, env
+    gc.collect()
+    assert alive() is None  # (nothing else held it: the check above can fail)
+
+
 def test_in_program_tuning_puts_the_user_entry_back_after_a_fault(tmp_path, monkeypatch):
     """A fault in the middle of a task's candidates (here an exception after a candidate was written into the user's
     database; on the GPU a kernel that ends the CUDA context) leaves the user's entry as it was."""
