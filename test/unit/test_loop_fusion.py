@@ -121,3 +121,21 @@ def test_loops_without_a_product_stay_apart():
     body = [ln.replace("_dot_lp(v7, tl.trans(v8), acc4)", "acc4 + v7[:, :8] * v8[:4, :8]")
             .replace("_dot_lp(v23, tl.trans(v24), acc20)", "acc20 + v23[:, :8] * v24[:4, :8]") for ln in body]
     assert fuse_sibling_dot_loops(body) == body
+
+
+def test_at_most_max_loops_fuse():
+    """A third sibling loop joins only where ``max_loops`` lets the fused loop carry three (each brings its operand
+    chunks to the shared-memory ring); ``max_loops`` 1 leaves the body as it is."""
+    body = ["    " + ln for ln in textwrap.dedent(GATED).strip("\n").splitlines()]
+    third = ["        acc30 = tl.zeros([4, 8], tl.float32)",
+             "        for k31 in range(0, 64, 16):",
+             "            v32 = tl.load(x + (k31 + 64 * o1[:, None] + r5[None, :]))",
+             "            v33 = tl.load(w + (k31 + 64 * o2[:, None] + r5[None, :] + 256))",
+             "            acc30 = _dot_lp(v32, tl.trans(v33), acc30)",
+             "        v34 = v26 + acc30"]
+    body += third
+    assert fuse_sibling_dot_loops(body, max_loops=1) == body
+    two, three = fuse_sibling_dot_loops(body, max_loops=2), fuse_sibling_dot_loops(body, max_loops=3)
+    assert len(_loops(two)) == 2 and len(_loops(three)) == 1, "\n".join(three)
+    for out in (two, three):
+        np.testing.assert_allclose(_run(out, _env(1))["v34"], _run(body, _env(1))["v34"], rtol=1e-12)

@@ -23,13 +23,19 @@ from kitsune.codegen.triton_gen.early_loads import (_Compound, _code, _DOTS, _in
 FUSE_SIBLING_LOOPS = True
 """Whether tensor-core gemv stages get their sibling K loops fused (``StageGen.generate``)."""
 
+FUSED_RING_BYTES = 160 << 10
+"""The shared memory a fused loop's operand ring may take (``StageGen.fusable_loops``): within an A100's 164 KB a
+CTA; llama_decode_b8's fused gate / up (two [64, 256] bf16 weight chunks and the [16, 256] input, two buffers)
+takes 144 KB on the H100."""
 
-def fuse_sibling_dot_loops(body: list[str]) -> list[str]:
-    """Stage body ``body`` (lines of one function body) with every pair of fusable sibling K loops (see the module
-    docstring) merged, at any depth (the work-item loop's body included)."""
-    if not any(_code(ln) for ln in body):
+
+def fuse_sibling_dot_loops(body: list[str], max_loops: int = 2) -> list[str]:
+    """Stage body ``body`` (lines of one function body) with fusable sibling K loops (see the module docstring)
+    merged, at most ``max_loops`` into one (each brings its operand chunks to the loop's shared-memory ring), at any
+    depth (the work-item loop's body included)."""
+    if max_loops < 2 or not any(_code(ln) for ln in body):
         return body
-    return _lines(_fuse_block(_parse(body)))
+    return _lines(_fuse_block(_parse(body), max_loops))
 
 
 def _dot_loop(s) -> tuple[int, int, int] | None:
@@ -42,21 +48,21 @@ def _dot_loop(s) -> tuple[int, int, int] | None:
     return ra[1:]
 
 
-def _fuse_block(block: list) -> list:
+def _fuse_block(block: list, max_loops: int) -> list:
     for s in block:
         if isinstance(s, _Compound):
-            s.body = _fuse_block(s.body)
-            s.clauses = [(cl, _fuse_block(b)) for cl, b in s.clauses]
+            s.body = _fuse_block(s.body, max_loops)
+            s.clauses = [(cl, _fuse_block(b, max_loops)) for cl, b in s.clauses]
             _refresh(s)
     fused = True
     while fused:
         fused = False
         for i, first in enumerate(block):
             rng = _dot_loop(first)
-            if rng is None:
+            if rng is None or _loops_in(first) >= max_loops:
                 continue
             for j in range(i + 1, len(block)):
-                if _dot_loop(block[j]) != rng:
+                if _dot_loop(block[j]) != rng or _loops_in(first) + _loops_in(block[j]) > max_loops:
                     continue
                 order = _hoist(block[i + 1:j], first, block[j])
                 if order is None:
@@ -105,7 +111,13 @@ def _merge(first: _Compound, second: _Compound) -> _Compound:
     moved = [(" " * ind1 + ln[ind2:] if ln.strip() else ln) for ln in lines2]
     node = _Compound(list(first.header), _parse(lines1 + [pat.sub(var1, ln) for ln in moved]))
     _refresh(node)
+    node.loops = _loops_in(first) + _loops_in(second)
     return node
+
+
+def _loops_in(node: _Compound) -> int:
+    """How many of the stage's original loops ``node`` is (``_merge`` counts them)."""
+    return getattr(node, "loops", 1)
 
 
 def _refresh(node: _Compound) -> None:
@@ -113,4 +125,4 @@ def _refresh(node: _Compound) -> None:
     _names_of_compound(node)
 
 
-__all__ = ["FUSE_SIBLING_LOOPS", "fuse_sibling_dot_loops"]
+__all__ = ["FUSE_SIBLING_LOOPS", "FUSED_RING_BYTES", "fuse_sibling_dot_loops"]

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kitsune.codegen.plan import Kernel, Stage, ident
+from kitsune.codegen.plan import ELEM_BYTES, Kernel, Stage, ident
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.evaluator import Evaluator
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strides
-from kitsune.codegen.triton_gen.loop_fusion import FUSE_SIBLING_LOOPS, fuse_sibling_dot_loops
+from kitsune.codegen.triton_gen.loop_fusion import FUSE_SIBLING_LOOPS, FUSED_RING_BYTES, fuse_sibling_dot_loops
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
@@ -213,10 +213,24 @@ class StageGen:
         self.split_k.leave()  # every part of a split frees its popped tiles, not only the last
         self.queues.free_popped()
         self.close_work_items(body_saved)
-        if FUSE_SIBLING_LOOPS and self.template == "gemv" and self.ev.cfg.get("DOT"):
-            # a tensor-core gemv's accumulators are [16, BN]: two fit where one did (a GEMM's would not)
-            return fuse_sibling_dot_loops(self.body_text())
+        cfg = self.ev.cfg
+        if FUSE_SIBLING_LOOPS and self.template == "gemv" and cfg.get("DOT") and not cfg.get("SWAP"):
+            # a tensor-core gemv's accumulators are [16, BN]: two fit where one did (a GEMM's would not); the
+            # fused loop's weight chunks must fit the shared-memory ring (the weight-first form's do not: on the
+            # H100 its three configs tried, 278-557 KB)
+            return fuse_sibling_dot_loops(self.body_text(), self.fusable_loops(cfg))
         return self.body_text()
+
+    def fusable_loops(self, cfg: dict) -> int:
+        """How many K loops of a tensor-core gemv stage one loop may carry: each brings a [BN, BK] weight chunk to
+        every buffer of Triton's ring (``stages - 1`` of them), beside the [16, BK] input chunk they share, within
+        ``FUSED_RING_BYTES``."""
+        names = set(self.stage.args.values())
+        eb = max((ELEM_BYTES[t.dtype] for n in names if (t := self.gen.plan.tensors.get(n)) is not None
+                  and t.role == "parameter"), default=4)
+        per_loop = cfg.get("BN", 16) * cfg.get("BK", 256) * eb * max(1, cfg.get("stages", 3) - 1)
+        shared = 16 * cfg.get("BK", 256) * eb * max(1, cfg.get("stages", 3) - 1)
+        return max(1, (FUSED_RING_BYTES - shared) // max(1, per_loop))
 
     def skip_row_remasks(self, idx, D) -> None:
         """Where no op of the stage combines rows (``rows_stay_apart``), computed values are not re-masked by the
