@@ -327,7 +327,7 @@ def test_reordering_keeps_the_meaning(tmp_path, monkeypatch, which):
         assert fn is not None, "no split-K stage of the early form"
         text = fn.group(0)
         assert text.index(WAIT) < text.index("tl.store(") < text.index("tl.atomic_add(ctr")
-    monkeypatch.setattr(early_loads, "_schedule", lambda block, unsafe, indent, whole: (early_loads._lines(block), False))
+    monkeypatch.setattr(early_loads, "_schedule", lambda block, unsafe, indent, whole: (early_loads.lines_of(block), False))
     plain = generate_triton(lowered, capacity="all")
     assert plain != src
     runs = []

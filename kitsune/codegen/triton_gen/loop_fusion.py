@@ -10,15 +10,15 @@ one load (Triton's CSE, once both bodies index with the same loop variable).
 Two loops fuse when both have literal ranges equal in start, stop and step, both compute a tensor-core product,
 neither reads or writes a name the other writes, and the statements between them split into those the second loop
 needs (its accumulator's initialisation), which move above the first loop, and the rest, which stay after the fused
-loop; each move is checked with the same read / write sets as the loads-before-waits reordering (``early_loads``).
+loop; each move is checked with the same read / write sets as the loads-before-waits reordering (``statements``).
 """
 
 from __future__ import annotations
 
 import re
 
-from kitsune.codegen.triton_gen.early_loads import (_Compound, _code, _DOTS, _independent, _indent, _lines,
-                                                    _names_of_compound, _parse, _range_args)
+from kitsune.codegen.triton_gen.statements import (DOTS, Compound, code_of, independent, indent_of, lines_of,
+                                                   names_of_compound, parse, range_args)
 
 FUSE_SIBLING_LOOPS = True
 """Whether tensor-core gemv stages get their sibling K loops fused (``StageGen.generate``)."""
@@ -33,24 +33,24 @@ def fuse_sibling_dot_loops(body: list[str], max_loops: int = 2) -> list[str]:
     """Stage body ``body`` (lines of one function body) with fusable sibling K loops (see the module docstring)
     merged, at most ``max_loops`` into one (each brings its operand chunks to the loop's shared-memory ring), at any
     depth (the work-item loop's body included)."""
-    if max_loops < 2 or not any(_code(ln) for ln in body):
+    if max_loops < 2 or not any(code_of(ln) for ln in body):
         return body
-    return _lines(_fuse_block(_parse(body), max_loops))
+    return lines_of(_fuse_block(parse(body), max_loops))
 
 
 def _dot_loop(s) -> tuple[int, int, int] | None:
     """(start, stop, step) of a ``for`` loop with literal bounds whose body computes a tensor-core product."""
-    if not isinstance(s, _Compound):
+    if not isinstance(s, Compound):
         return None
-    ra = _range_args(s)
-    if ra is None or not _DOTS.search("\n".join(_code(ln) for ln in _lines(s.body))):
+    ra = range_args(s)
+    if ra is None or not DOTS.search("\n".join(code_of(ln) for ln in lines_of(s.body))):
         return None
     return ra[1:]
 
 
 def _fuse_block(block: list, max_loops: int) -> list:
     for s in block:
-        if isinstance(s, _Compound):
+        if isinstance(s, Compound):
             s.body = _fuse_block(s.body, max_loops)
             s.clauses = [(cl, _fuse_block(b, max_loops)) for cl, b in s.clauses]
             _refresh(s)
@@ -76,10 +76,10 @@ def _fuse_block(block: list, max_loops: int) -> list:
     return block
 
 
-def _hoist(between: list, first: _Compound, second: _Compound) -> tuple[list, list] | None:
+def _hoist(between: list, first: Compound, second: Compound) -> tuple[list, list] | None:
     """The statements between two loops as (those the second loop needs, moved above the first; the others, left
     after the fused loop), or None where the loops cannot be fused."""
-    var1, var2 = _range_args(first)[0], _range_args(second)[0]
+    var1, var2 = range_args(first)[0], range_args(second)[0]
     own1, own2 = first.defs - {var1}, second.defs - {var2}
     if (second.uses - {var2}) & own1 or (first.uses - {var1}) & own2 or own1 & own2 or var1 in second.uses:
         return None
@@ -93,36 +93,36 @@ def _hoist(between: list, first: _Compound, second: _Compound) -> tuple[list, li
     stay = [s for s, n in zip(between, needed) if not n]
     for k, s in enumerate(between):
         if needed[k]:
-            if not s.pure or not _independent(s, first) or not all(
-                    _independent(s, t) for t, n in zip(between[:k], needed) if not n):
+            if not s.pure or not independent(s, first) or not all(
+                    independent(s, t) for t, n in zip(between[:k], needed) if not n):
                 return None
-        elif not _independent(s, second) or s.defs & second.defs:
+        elif not independent(s, second) or s.defs & second.defs:
             return None
     return moved, stay
 
 
-def _merge(first: _Compound, second: _Compound) -> _Compound:
+def _merge(first: Compound, second: Compound) -> Compound:
     """One loop: ``first``'s header, its body, then ``second``'s body over ``first``'s loop variable."""
-    var1, var2 = _range_args(first)[0], _range_args(second)[0]
+    var1, var2 = range_args(first)[0], range_args(second)[0]
     pat = re.compile(rf"\b{re.escape(var2)}\b")
-    lines1, lines2 = _lines(first.body), _lines(second.body)
-    ind1 = next((_indent(ln) for ln in lines1 if _code(ln)), 0)
-    ind2 = next((_indent(ln) for ln in lines2 if _code(ln)), ind1)
+    lines1, lines2 = lines_of(first.body), lines_of(second.body)
+    ind1 = next((indent_of(ln) for ln in lines1 if code_of(ln)), 0)
+    ind2 = next((indent_of(ln) for ln in lines2 if code_of(ln)), ind1)
     moved = [(" " * ind1 + ln[ind2:] if ln.strip() else ln) for ln in lines2]
-    node = _Compound(list(first.header), _parse(lines1 + [pat.sub(var1, ln) for ln in moved]))
+    node = Compound(list(first.header), parse(lines1 + [pat.sub(var1, ln) for ln in moved]))
     _refresh(node)
     node.loops = _loops_in(first) + _loops_in(second)
     return node
 
 
-def _loops_in(node: _Compound) -> int:
+def _loops_in(node: Compound) -> int:
     """How many of the stage's original loops ``node`` is (``_merge`` counts them)."""
     return getattr(node, "loops", 1)
 
 
-def _refresh(node: _Compound) -> None:
+def _refresh(node: Compound) -> None:
     node.uses, node.defs, node.pure = set(), set(), True
-    _names_of_compound(node)
+    names_of_compound(node)
 
 
 __all__ = ["FUSE_SIBLING_LOOPS", "FUSED_RING_BYTES", "fuse_sibling_dot_loops"]
