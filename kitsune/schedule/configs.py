@@ -266,8 +266,17 @@ class GemvConfig(Config):
 
     def resources(self, p: Problem) -> Resources:
         regs = 32 + (self.BN * self.BK) // (32 * self.warps) * (1 if self.DOT else 2)
-        smem = (16 + self.BN) * self.BK * p.elem_bytes * self.stages if self.DOT else 0
+        smem = (16 + self.BN) * self.BK * p.elem_bytes * self.ring_buffers() if self.DOT else 0
         return Resources(self.warps, min(255, regs), smem)
+
+    def ring_buffers(self) -> int:
+        """The [16 + BN, BK] operand buffers Triton's pipeliner allocates for a tensor-core form (sm_90 AOT of
+        llama_decode_b8's kernels, 2026-11-27): ``stages - 1`` for x first (mma.sync: 80 KB for 64 x 256 at 3
+        stages, 98 KB for 32 x 512); ``stages`` for the weight-first form (wgmma: 121 KB for 64 x 256 at 3), one
+        more at 128 columns (288 KB for 128 x 256 at 3, 180 KB for 128 x 128 at 4)."""
+        if self.SWAP:
+            return self.stages + (1 if self.BN >= 128 else 0)
+        return max(1, self.stages - 1)
 
     def tile(self, p: Problem) -> tuple[int, int]:
         return (p.M, min(self.BN, p.N))

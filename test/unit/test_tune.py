@@ -383,3 +383,18 @@ def test_conv_entries_are_keyed_by_the_inputs_layout(monkeypatch, tmp_path):
     assert "BM = 64" in b and "BK = 16" in b, b
     a, b = conv_configs({plain: {"config": nchw, "ms": 0.01}})  # no channels-last entry: the plain one serves both
     assert "BM = 32" in a and "BM = 32" in b, (a, b)
+
+
+def test_gemv_shared_memory_model_matches_the_compilers_ring():
+    """A tensor-core gemv config's shared memory is the ring Triton 3.6 allocates for it on sm_90 (the AOT report of
+    llama_decode_b8's kernels, 2026-11-27): ``stages - 1`` buffers of [16 + BN, BK] x first, ``stages`` weight first,
+    one more at 128 weight-first columns (the configs whose compile failed for want of it were ranked as fitting)."""
+    from kitsune.schedule.configs import GemvConfig, Problem
+
+    p = Problem("gemv", M=8, N=2048, K=8192)
+    measured = {(64, 256, 3, False): 81920, (32, 512, 3, False): 98304, (64, 256, 3, True): 122880,
+                (128, 256, 3, True): 294912, (128, 128, 4, True): 184320}
+    for (bn, bk, stages, swap), smem in measured.items():
+        cfg = GemvConfig(BN=bn, BK=bk, DOT=True, stages=stages, SWAP=swap)
+        assert cfg.resources(p).smem_bytes == smem, (cfg, cfg.resources(p).smem_bytes, smem)
+    assert GemvConfig(BN=64, BK=256, DOT=False).resources(p).smem_bytes == 0  # (FMA: registers only)
