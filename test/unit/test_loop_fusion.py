@@ -139,3 +139,15 @@ def test_at_most_max_loops_fuse():
     assert len(_loops(two)) == 2 and len(_loops(three)) == 1, "\n".join(three)
     for out in (two, three):
         np.testing.assert_allclose(_run(out, _env(1))["v34"], _run(body, _env(1))["v34"], rtol=1e-12)
+
+
+def test_an_effect_between_the_loops_keeps_them_apart():
+    """A store between the loops (the second loop might read what it writes: memory order, which the names do not
+    show) keeps them apart; so does a store inside either loop."""
+    body = ["    " + ln for ln in textwrap.dedent(GATED).strip("\n").splitlines()]
+    at = next(i for i, ln in enumerate(body) if "v19 = " in ln)
+    stored = body[:at + 1] + ["        tl.store(out + o1, v13)"] + body[at + 1:]
+    assert len(_loops(fuse_sibling_dot_loops(stored))) == 2
+    inside = [ln + "\n            tl.store(out + o1, acc4)" if "acc4 = _dot_lp" in ln else ln for ln in body]
+    inside = "\n".join(inside).splitlines()
+    assert len(_loops(fuse_sibling_dot_loops(inside))) == 2

@@ -8,7 +8,8 @@ carries both accumulators: both weight chunks of a step are in flight together, 
 one load (Triton's CSE, once both bodies index with the same loop variable).
 
 Two loops fuse when both have literal ranges equal in start, stop and step, both compute a tensor-core product,
-neither reads or writes a name the other writes, and the statements between them split into those the second loop
+neither reads or writes a name the other writes, nothing in or between them has an effect (a store, an atomic, a
+wait: memory order the names do not show), and the statements between them split into those the second loop
 needs (its accumulator's initialisation), which move above the first loop, and the rest, which stay after the fused
 loop; each move is checked with the same read / write sets as the loads-before-waits reordering (``statements``).
 """
@@ -81,6 +82,8 @@ def _hoist(between: list, first: Compound, second: Compound) -> tuple[list, list
     after the fused loop), or None where the loops cannot be fused."""
     var1, var2 = range_args(first)[0], range_args(second)[0]
     own1, own2 = first.defs - {var1}, second.defs - {var2}
+    if not (first.pure and second.pure) or not all(s.pure for s in between):
+        return None  # (an effect -- a store, an atomic, a wait -- orders memory, which the names do not show)
     if (second.uses - {var2}) & own1 or (first.uses - {var1}) & own2 or own1 & own2 or var1 in second.uses:
         return None
     need = set(second.uses)
