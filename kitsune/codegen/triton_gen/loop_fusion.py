@@ -60,10 +60,10 @@ def _fuse_block(block: list, max_loops: int) -> list:
         fused = False
         for i, first in enumerate(block):
             rng = _dot_loop(first)
-            if rng is None or _loops_in(first) >= max_loops:
+            if rng is None or first.loops >= max_loops:
                 continue
             for j in range(i + 1, len(block)):
-                if _dot_loop(block[j]) != rng or _loops_in(first) + _loops_in(block[j]) > max_loops:
+                if _dot_loop(block[j]) != rng or first.loops + block[j].loops > max_loops:
                     continue
                 order = _hoist(block[i + 1:j], first, block[j])
                 if order is None:
@@ -96,7 +96,7 @@ def _hoist(between: list, first: Compound, second: Compound) -> tuple[list, list
     stay = [s for s, n in zip(between, needed) if not n]
     for k, s in enumerate(between):
         if needed[k]:
-            if not s.pure or not independent(s, first) or not all(
+            if not independent(s, first) or not all(
                     independent(s, t) for t, n in zip(between[:k], needed) if not n):
                 return None
         elif not independent(s, second) or s.defs & second.defs:
@@ -114,13 +114,8 @@ def _merge(first: Compound, second: Compound) -> Compound:
     moved = [(" " * ind1 + ln[ind2:] if ln.strip() else ln) for ln in lines2]
     node = Compound(list(first.header), parse(lines1 + [pat.sub(var1, ln) for ln in moved]))
     _refresh(node)
-    node.loops = _loops_in(first) + _loops_in(second)
+    node.loops = first.loops + second.loops
     return node
-
-
-def _loops_in(node: Compound) -> int:
-    """How many of the stage's original loops ``node`` is (``_merge`` counts them)."""
-    return getattr(node, "loops", 1)
 
 
 def _refresh(node: Compound) -> None:

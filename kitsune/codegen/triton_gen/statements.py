@@ -40,6 +40,7 @@ class Compound:
     defs: set[str] = field(default_factory=set)
     pure: bool = True  # every statement inside is pure
     peeled: bool = False  # its first iteration was copied out (``_peel``): not again
+    loops: int = 1  # the loops of the stage it stands for (``loop_fusion`` merges several into one)
 
 
 def indent_of(line: str) -> int:
