@@ -223,13 +223,15 @@ class StageGen:
 
     def fusable_loops(self, cfg: dict) -> int:
         """How many K loops of a tensor-core gemv stage one loop may carry: each brings a [BN, BK] weight chunk to
-        every buffer of Triton's ring (``stages - 1`` of them), beside the [16, BK] input chunk they share, within
-        ``FUSED_RING_BYTES``."""
+        every buffer of Triton's ring (``GemvConfig.ring_buffers``), beside the [16, BK] input chunk they share,
+        within ``FUSED_RING_BYTES``."""
+        from kitsune.schedule.configs import GemvConfig
+
+        g = GemvConfig.from_dict(cfg)
         names = set(self.stage.args.values())
         eb = max((ELEM_BYTES[t.dtype] for n in names if (t := self.gen.plan.tensors.get(n)) is not None
                   and t.role == "parameter"), default=4)
-        per_loop = cfg.get("BN", 16) * cfg.get("BK", 256) * eb * max(1, cfg.get("stages", 3) - 1)
-        shared = 16 * cfg.get("BK", 256) * eb * max(1, cfg.get("stages", 3) - 1)
+        per_loop, shared = (rows * g.BK * eb * g.ring_buffers() for rows in (g.BN, 16))
         return max(1, (FUSED_RING_BYTES - shared) // max(1, per_loop))
 
     def skip_row_remasks(self, idx, D) -> None:
