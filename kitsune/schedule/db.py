@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from kitsune.gpu import GPU, get_gpu
@@ -80,16 +81,12 @@ def lookup(problem, gpu: GPU | str):
         # projection, whose task feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned
         # SPLIT=1 8.4 us on H100), and an unsplit one the other way round (a contraction that takes a small one as
         # its operand's prologue: DLRM's bottom layers 0 and 1)
-        from dataclasses import replace
-
         e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu))
         if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
     if e is None and getattr(problem, "layout", 0):
         # a convolution over a channels-last input without an entry of its own: the entry keyed before keys
         # carried the input's layout (measured on whichever layout that shape had first)
-        from dataclasses import replace
-
         return lookup(replace(problem, layout=0), gpu)
     return None if e is None else config_from(problem.template, e["config"])
 
