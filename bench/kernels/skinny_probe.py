@@ -37,8 +37,10 @@ def _out(y, acc, rm, rn, M, N, SPLIT: tl.constexpr):
 
 
 @triton.jit
-def skinny_xa(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr,
-              STAGES: tl.constexpr, MP: tl.constexpr):
+def _skinny_dot(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr, STAGES: tl.constexpr,
+                SWAP: tl.constexpr):
+    """The padded rows on the tensor cores: x first (acc[16, BN] = x W^T) or, with SWAP, weight first
+    (acc[BN, 16] = W x^T, transposed once at the end)."""
     pn = tl.program_id(0)
     pk = tl.program_id(1)
     KS = K // SPLIT
@@ -46,30 +48,35 @@ def skinny_xa(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.co
     rmc = tl.minimum(rm, M - 1)
     rn = pn * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    acc = tl.zeros([16, BN], tl.float32)
+    if SWAP:
+        acc = tl.zeros([BN, 16], tl.float32)
+    else:
+        acc = tl.zeros([16, BN], tl.float32)
     for k in tl.range(pk * KS, pk * KS + KS, BK, num_stages=STAGES):
-        a = tl.load(x + rmc[:, None] * K + k + rk[None, :])
-        b = tl.load(w + rn[:, None] * K + k + rk[None, :])
-        acc = tl.dot(a, tl.trans(b), acc)
-    _out(y, acc, rm, rn, M, N, SPLIT)
+        if SWAP:
+            b = tl.load(w + rn[:, None] * K + k + rk[None, :])
+            a = tl.load(x + rmc[:, None] * K + k + rk[None, :])
+            acc = tl.dot(b, tl.trans(a), acc)
+        else:
+            a = tl.load(x + rmc[:, None] * K + k + rk[None, :])
+            b = tl.load(w + rn[:, None] * K + k + rk[None, :])
+            acc = tl.dot(a, tl.trans(b), acc)
+    if SWAP:
+        _out(y, tl.trans(acc), rm, rn, M, N, SPLIT)
+    else:
+        _out(y, acc, rm, rn, M, N, SPLIT)
+
+
+@triton.jit
+def skinny_xa(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr,
+              STAGES: tl.constexpr, MP: tl.constexpr):
+    _skinny_dot(x, w, y, M, N, K, BN, BK, SPLIT, STAGES, False)
 
 
 @triton.jit
 def skinny_swap(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr,
                 STAGES: tl.constexpr, MP: tl.constexpr):
-    pn = tl.program_id(0)
-    pk = tl.program_id(1)
-    KS = K // SPLIT
-    rm = tl.arange(0, 16)
-    rmc = tl.minimum(rm, M - 1)
-    rn = pn * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BN, 16], tl.float32)
-    for k in tl.range(pk * KS, pk * KS + KS, BK, num_stages=STAGES):
-        b = tl.load(w + rn[:, None] * K + k + rk[None, :])
-        a = tl.load(x + rmc[:, None] * K + k + rk[None, :])
-        acc = tl.dot(b, tl.trans(a), acc)
-    _out(y, tl.trans(acc), rm, rn, M, N, SPLIT)
+    _skinny_dot(x, w, y, M, N, K, BN, BK, SPLIT, STAGES, True)
 
 
 @triton.jit
@@ -90,6 +97,11 @@ def skinny_fma(x, w, y, M, N, K, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.c
 
 
 KERNELS = {"xa": skinny_xa, "swap": skinny_swap, "fma": skinny_fma}
+
+
+def _mma_kind(ptx: str) -> str:
+    """The product instruction a kernel's PTX uses."""
+    return "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma")
 
 
 def _mp(M: int) -> int:
@@ -143,8 +155,7 @@ def aot(names, M: int) -> None:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 ck = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
             log = parse_ptxas_log(buf.getvalue())
-            ptx = ck.asm["ptx"]
-            mma = "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma")
+            mma = _mma_kind(ck.asm["ptx"])
             print(f"  {kind} BN{BN} BK{BK} S{split} st{stages} w{warps}: {mma:8s} {log} "
                   f"smem {ck.metadata.shared}", flush=True)
 
@@ -192,8 +203,7 @@ def main() -> None:
                 ck = step()
                 torch.cuda.synchronize()
                 err = ((y - ref).abs().max() / ref.abs().max()).item()
-                ptx = ck.asm.get("ptx", "")
-                mma = "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma")
+                mma = _mma_kind(ck.asm.get("ptx", ""))
                 t = graph_us(step)
             except Exception as e:  # noqa: BLE001
                 print(f"  {label}: {type(e).__name__}: {str(e)[:200]}", flush=True)
