@@ -2,13 +2,11 @@
 # chunks in flight), base tree against new, b8 in its launch (pdl_ab.py, graph of 20, PDL 1 / 2, base / new / base /
 # new); (2) inception's convolutions re-tuned with K chunks of 128 (kitsune-tune --only BK=128) and the kernel
 # table on inception; (3) the read floor: how fast one kernel reads 8-263 MB from DRAM at all (read_floor.py).
-ROOT=$PWD
 source bench/kernels/device_env.sh
-mkdir -p /tmp/wb && tar -xf $ROOT/.whl/base.tar -C /tmp/wb
+base_tree
 ab() {  # $1 tree dir, $2 tag, $3 round
-  (cd $1 && PYTHONPATH=/tmp/site:$1:$1/bench/kernels KITSUNE_CACHE_DIR=/tmp/kc-$2 timeout 100 python bench/kernels/pdl_ab.py \
-    --workloads llama_decode_b8 --modes bulk-sync --settings 1,2 --rounds 2 --out $OUT/ab-$2-$3.json 2>&1 \
-    | grep -v -i warn | grep -E "llama|rror" | tail -5)
+  in_tree $1 $2 timeout 100 python bench/kernels/pdl_ab.py --workloads llama_decode_b8 --modes bulk-sync --settings 1,2 \
+    --rounds 2 --out $OUT/ab-$2-$3.json | grep -E "llama|rror" | tail -5
 }
 for r in 1 2; do echo "== base $r"; ab /tmp/wb base $r; echo "== new $r"; ab /tmp/w new $r; done
 echo "== tune inception BK=128"

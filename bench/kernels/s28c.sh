@@ -2,9 +2,8 @@
 # narrow config of the tuning space through the user's database (one process each: the in-program tuner of call B
 # ended on an illegal memory access after the QKV task), checked against eager and timed (pdl_ab.py, PDL 1);
 # (2) the harness on b8 with the base tree (df3bca9) and this one (gate / up loops fused), alternated.
-ROOT=$PWD
 source bench/kernels/device_env.sh
-mkdir -p /tmp/wb && tar -xf $ROOT/.whl/base.tar -C /tmp/wb
+base_tree
 K="h100|gemv|template=gemv,M=1,N=%s,K=%s,batch=1,elem_bytes=2,out_elems=0,row=0,rows=0,split_ok=%s"
 variant() {  # $1 tag, $2 N, $3 K, $4 split_ok, $5 BN, $6 BK, $7 warps
   mkdir -p /tmp/kc-$1
@@ -22,8 +21,8 @@ variant d1 2048 8192 True 1 8192 4
 variant d2 2048 8192 True 2 8192 8
 variant d2b 2048 8192 True 2 4096 4
 echo "== base again"; KITSUNE_CACHE_DIR=/tmp/kc-base timeout 60 python bench/kernels/pdl_ab.py --workloads llama_decode_b1 --settings 1 --rounds 3 --out $OUT/narrow-base2.json 2>&1 | grep -E "llama|rror" | tail -2
-hb() {  # $1 tree, $2 tag
-  (cd $1 && PYTHONPATH=/tmp/site:$1:$1/bench/kernels KITSUNE_CACHE_DIR=/tmp/kch-$2 timeout 100 python -m kitsune.bench \
-    --workloads llama_decode_b8 --modes bulk-sync --peers inductor_graph --json $OUT/b8-$2-$3.json 2>&1 | grep -E "^llama_decode_b8 " | tail -2)
+hb() {  # $1 tree, $2 tag, $3 round
+  in_tree $1 h$2 timeout 100 python -m kitsune.bench --workloads llama_decode_b8 --modes bulk-sync \
+    --peers inductor_graph --json $OUT/b8-$2-$3.json | grep -E "^llama_decode_b8 " | tail -2
 }
 for r in 1 2; do echo "== harness base $r"; hb /tmp/wb base $r; echo "== harness new $r"; hb /tmp/w new $r; done
