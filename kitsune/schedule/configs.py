@@ -270,10 +270,12 @@ class GemvConfig(Config):
         return Resources(self.warps, min(255, regs), smem)
 
     def ring_buffers(self) -> int:
-        """The [16 + BN, BK] operand buffers Triton's pipeliner allocates for a tensor-core form (sm_90 AOT of
+        """The [16 + BN, BK] operand buffers a tensor-core form's generated kernel takes (the sm_90 AOT reports of
         llama_decode_b8's kernels, 2026-11-27): ``stages - 1`` for x first (mma.sync: 80 KB for 64 x 256 at 3
         stages, 98 KB for 32 x 512); ``stages`` for the weight-first form (wgmma: 121 KB for 64 x 256 at 3), one
-        more at 128 columns (288 KB for 128 x 256 at 3, 180 KB for 128 x 128 at 4)."""
+        more at 128 columns (288 KB for 128 x 256 at 3, 180 KB for 128 x 128 at 4; a bare Triton kernel of the same
+        loop, ``bench/kernels/skinny_probe.py --aot``, takes ``stages`` there too: the extra buffer comes with the
+        generated kernel's other code, not yet pinned down)."""
         if self.SWAP:
             return self.stages + (1 if self.BN >= 128 else 0)
         return max(1, self.stages - 1)
