@@ -6,6 +6,12 @@ per program) the way ``bench/kernels/run.py`` times a kernel: launches captured 
 of the operand, the copies together twice the L2, so every launch reads from DRAM (``isolate.copies_past_l2``).
 
     python bench/kernels/read_floor.py [--mb 8.4,12.6,33.6,67.1,262.7] [--json OUT]
+    python bench/kernels/read_floor.py --harness [--mb 124,138] [--json OUT]
+
+``--harness`` times the read as ``kitsune.bench`` times a workload instead: one launch captured in a CUDA graph,
+``do_bench`` (its L2 flush before every replay) median of the replay, and an empty kernel's graph beside it (the
+replay's own cost). That is the floor of a workload's harness time for its ``floor_bytes``: a decode step cannot
+run faster than one kernel that does nothing but read its bytes.
 
 Variants, the best of each reported: a Triton streaming sum (one block per program, or a loop over blocks per
 program with a grid of 1 or 4 waves; 4 / 8 warps), ``torch.sum`` and ``copy_`` (bytes read + written over its time).
@@ -86,12 +92,57 @@ def probe(mb: float, sms: int) -> dict:
     return {"mb": nbytes / 1e6, "best": best, "torch_sum": rows[-2], "copy": rows[-1], "rows": rows}
 
 
+def harness_floor(mb: float, sms: int) -> dict:
+    """The best pure read of ``mb`` MB as the harness times a step (a graph of one launch, do_bench with its flush)."""
+    from kitsune.bench.harness import bench_ms
+
+    n = int(mb * 1e6 / 2) // 8192 * 8192
+    w = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    outs = torch.empty(1 << 20, device="cuda", dtype=torch.float32)
+
+    def graph_of(launch):
+        launch()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            launch()
+        return g
+
+    rows = []
+    for block in (2048, 8192):
+        blocks = -(-n // block)
+        for iters in (1, 2, 4):
+            grid = -(-blocks // iters)
+            g = graph_of(lambda grid=grid, block=block, iters=iters: _read_sum[(grid,)](w, outs, n, iters,
+                                                                                          BLOCK=block, num_warps=4))
+            ms = bench_ms(g.replay)
+            rows.append({"variant": f"triton block {block} x{iters} grid {grid} w4", "us": ms * 1e3,
+                         "tbps": 2 * n / ms / 1e9})
+    empty = graph_of(lambda: _read_sum[(1,)](w, outs, 0, 0, BLOCK=2048, num_warps=4))
+    replay_us = bench_ms(empty.replay) * 1e3
+    best = min(rows, key=lambda r: r["us"])
+    return {"mb": 2 * n / 1e6, "best": best, "empty_graph_us": replay_us, "rows": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", default="8.4,12.6,33.6,67.1,262.7")
     ap.add_argument("--json")
+    ap.add_argument("--harness", action="store_true", help="time as kitsune.bench does (one step, flushed L2)")
     args = ap.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if args.harness:
+        mbs = [124.0, 138.0] if args.mb == ap.get_default("mb") else [float(m) for m in args.mb.split(",")]
+        res = [harness_floor(m, sms) for m in mbs]
+        print(f"{'MB':>7} {'best us':>8} {'TB/s':>6} {'% 3.0':>6} {'empty graph us':>14}  best variant")
+        for r in res:
+            b = r["best"]
+            print(f"{r['mb']:7.1f} {b['us']:8.2f} {b['tbps']:6.2f} {100 * b['tbps'] * 1e12 / HBM:6.0f} "
+                  f"{r['empty_graph_us']:14.2f}  {b['variant']}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": torch.cuda.get_device_name(), "mode": "harness", "results": res}, f, indent=1)
+        return
     res = [probe(float(m), sms) for m in args.mb.split(",")]
     print(f"{'MB':>7} {'best triton us':>14} {'TB/s':>6} {'% 3.0':>6} {'torch.sum us':>12} {'% 3.0':>6} "
           f"{'copy TB/s':>9}  best variant")

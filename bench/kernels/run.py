@@ -84,6 +84,35 @@ def p_skip(c) -> bool:
     return c.problem.template == "scatter"
 
 
+def _value(v: str):
+    """A --extra field value: an int, a bool (True / False) or the string."""
+    if v in ("True", "False"):
+        return v == "True"
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def extra_variants(specs: list[str], p, used) -> list[tuple[str, object]]:
+    """The ``--extra`` configs for problem ``p``: ("extra:<overrides>", ``used`` with them) for each spec whose
+    match fields all equal ``p``'s and whose overrides are fields of ``used``'s config class."""
+    import dataclasses
+
+    out = []
+    for spec in specs:
+        match, _, cfg = spec.rpartition(":")
+        want = dict(kv.split("=", 1) for kv in match.split(",") if kv)
+        if any(str(getattr(p, k, None)) != v for k, v in want.items()):
+            continue
+        over = {k: _value(v) for k, v in (kv.split("=", 1) for kv in cfg.split(",") if kv)}
+        names = {f.name for f in dataclasses.fields(used)}
+        if not over or not set(over) <= names:
+            continue
+        out.append((f"extra:{cfg}", dataclasses.replace(used, **over)))
+    return out
+
+
 def graph_ms(fn, reps=10):
     from kitsune.runtime.program import capture_graph
 
@@ -96,6 +125,10 @@ def main() -> int:
     ap.add_argument("--workloads", default="all")
     ap.add_argument("--json", default="")
     ap.add_argument("--no-default", action="store_true", help="skip timing the heuristic default separately")
+    ap.add_argument("--extra", action="append", default=[], metavar="MATCH:CONFIG",
+                    help="also time CONFIG (field=value,... over the used config) on each problem whose fields "
+                         "take MATCH's values (field=value,...; empty: every problem of a template taking "
+                         "CONFIG's fields), e.g. 'M=1,K=8192:BN=2,BK=4096,PER_ITEM=1'; repeatable")
     a = ap.parse_args()
     from kitsune.frontend.torch_export import import_module
     from kitsune.models import WORKLOADS, get_workload
@@ -129,6 +162,7 @@ def main() -> int:
             variants = [("used", tuned or c.config)]
             if tuned is not None and not a.no_default:
                 variants.append(("default", default_config(p, gpu)))
+            variants += extra_variants(a.extra, p, tuned or c.config)
             # the reference: the same task on the generic evaluator (no template), on inputs it gives a finite
             # result for
             ins, ref = isolate.reference_inputs(base, "cuda", gpu)
@@ -178,6 +212,13 @@ def main() -> int:
               f"{f('used_ms')} {f('default_ms')} {f('torch_ms')} {f('tflops', 1, '6.0f')} {f('gbs', 1, '6.0f')} "
               f"{f('roofline', 100, '6.1f')} {f('vs_torch', 1, '7.2f')}"
               + (f"  ERROR {r['used_error']}" if "used_error" in r else ""))
+        for k in sorted(k for k in r if k.startswith("extra:") and k.endswith("_ms")):
+            nbytes = (r["M"] * r["K"] + r["N"] * r["K"] + r["M"] * r["N"]) * r["batch"] * 2  # (bf16, as the suite)
+            pct = 100 * nbytes / PEAK_BW / (r[k] * 1e-3)
+            print(f"{'':<16} {k[:-3]:<40} {f(k)} ({pct:.1f}% of the byte roofline"
+                  + (f", x torch {r['torch_ms'] / r[k]:.2f})" if r.get("torch_ms") else ")"))
+        for k in sorted(k for k in r if k.startswith("extra:") and k.endswith("_error")):
+            print(f"{'':<16} {k[:-6]:<40} ERROR {r[k]}")
     return 0
 
 
