@@ -21,6 +21,18 @@ def graph_us(step, reps: int = 20) -> float:
     return do_bench(g.replay, warmup=20, rep=200) * 1e3 / reps
 
 
+def rotating_us(steps, reps: int = 20) -> float:
+    """``graph_us`` of a step that calls ``steps`` in turn, one per call: each its own copy of the operands (the
+    copies together past the L2, so that every call reads from DRAM)."""
+    state = {"i": 0}
+
+    def step():
+        steps[state["i"] % len(steps)]()
+        state["i"] += 1
+
+    return graph_us(step, reps)
+
+
 def kernels_alone_us(state, env, kernels) -> dict[str, float]:
     """Each of ``kernels`` (entries of a generated module's ``KERNELS``) timed alone: a CUDA graph of ``graph_us``'s
     calls of (zero the ticket counters and the epoch, launch the kernel) minus the same graph of the resets alone;

@@ -25,7 +25,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
-from graphtime import graph_us  # noqa: E402
+from graphtime import rotating_us  # noqa: E402
 
 LINE = 64  # bf16 elements in a 128-byte line
 
@@ -128,14 +128,7 @@ def main():
 
     def time_variant(form, budget, distance, evict, bk=2048):
         plan = _plan(form, budget, distance)
-        steps = [step_fn(weights[c], form, plan, evict, bk) for c in range(copies)]
-        state = {"i": 0}
-
-        def step():
-            steps[state["i"] % copies]()
-            state["i"] += 1
-
-        return graph_us(step, reps=21), plan
+        return rotating_us([step_fn(weights[c], form, plan, evict, bk) for c in range(copies)], reps=21), plan
 
     # (name, form, per-kernel MB budgets or one for all, distance, evict_first on the own weights)
     variants = [("none", 0, 0, 1, 0),

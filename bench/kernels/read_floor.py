@@ -31,7 +31,7 @@ import triton.language as tl
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from graphtime import graph_us  # noqa: E402
+from graphtime import rotating_us  # noqa: E402
 
 from kitsune.schedule.isolate import copies_past_l2  # noqa: E402
 
@@ -51,14 +51,7 @@ def _read_sum(x, out, n, ITERS, BLOCK: tl.constexpr):
 
 def _time_rotating(make_step, operands) -> float:
     """Per-launch microseconds of ``make_step(op)`` over the rotating copies."""
-    steps = [make_step(op) for op in operands]
-    state = {"i": 0}
-
-    def step():
-        steps[state["i"] % len(steps)]()
-        state["i"] += 1
-
-    return graph_us(step)
+    return rotating_us([make_step(op) for op in operands])
 
 
 def probe(mb: float, sms: int) -> dict:
