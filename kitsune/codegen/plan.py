@@ -303,6 +303,10 @@ class Plan:
     mutates: list[tuple[int, str]] = field(default_factory=list)
     """(result position, argument tensor) of every buffer mutation (``kitsune.mutates``): after the kernels
     the argument holds that result (nothing to do when the result *is* the argument: an in-place update)."""
+    forwarded: dict[str, str] = field(default_factory=dict)
+    """Buffers updated in place whose other readers read the update forwarded (``forwarded``,
+    ``kitsune-inplace-updates``) -> the kernel that writes the update. No read of such a buffer in another kernel
+    sees a row the launch writes: early_loads may issue it before the kernel's wait."""
 
     def queue_by_id(self, qid: int) -> Queue:
         return self.queues[qid]
@@ -485,6 +489,8 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
         k = in_place_operand(s)
         if k is not None:
             in_place[s.outs[0]] = names[s.ins[k]]
+            if _update_op(s).attrs().get("forwarded"):
+                plan.forwarded[names[s.ins[k]]] = kop.kernel_name
     result_buffers: dict[SSAValue, list[str]] = {v: [buf] for v, buf in in_place.items()}
     for i, (r, v) in enumerate(zip(kop.outs, ky.operands)):
         if isinstance(v.owner, Block):  # a kernel that passes an input through
@@ -643,6 +649,12 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                   stages_depth, zero, counters)
 
 
+def _update_op(stage):
+    """The op that yields ``stage``'s result #0, or None."""
+    body = stage.body.blocks.first
+    return body.last_op.operands[0].owner if body.last_op.operands else None
+
+
 def in_place_operand(stage) -> int | None:
     """The operand of ``stage`` whose storage its result #0 takes: the buffer of an ``in_place`` update
     (``kitsune-inplace-updates``) that is the stage's first result; None for any other stage."""
@@ -651,7 +663,7 @@ def in_place_operand(stage) -> int | None:
     from kitsune.dialects.graph import GraphOp
 
     body = stage.body.blocks.first
-    op = body.last_op.operands[0].owner if body.last_op.operands else None
+    op = _update_op(stage)
     if not isinstance(op, GraphOp) or not op.attrs().get("in_place"):
         return None
     x = op.operands[0]

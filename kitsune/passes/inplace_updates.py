@@ -14,9 +14,19 @@ This pass marks such an ``index_copy`` ``in_place`` when
 
 so the result takes the buffer's storage and only the source's slices are written
 (the scatter template stores them; the runtime then has nothing to copy back).
-Readers of the result (the attention over the cache) read the buffer after the
-write. The meaning is unchanged (the reference interpreter computes the same value);
+The meaning is unchanged (the reference interpreter computes the same value);
 ``in_place`` says where the result lives and what moves (the op's counts).
+
+Readers of the result (the attention over the cache) read it **forwarded** (``forwarded``
+on the update): ``where(arange == I[j], S[j], X)`` over the buffer as it was, the same
+selects a functional update becomes. Only the rows the update writes differ between the
+buffer before and after it, and the selects take exactly those from the source, so a
+reader no longer depends on the write: the write and the readers may run in any order,
+and a reader's loads of the buffer may be issued before it waits for the kernels before
+it (``kitsune.codegen.triton_gen.early_loads``: a KV cache streams while the step's new
+key is computed). Its loads of the rows being written return either value, and the
+selects discard both. Without forwarding (more than ``MAX_SELECTS`` indices, dynamic
+shapes) readers read the buffer after the write.
 
 A mutation the pass does not mark stays functional: the result is computed whole and
 the runtime copies it into the buffer after the call. Such an ``index_copy`` (and one
@@ -95,10 +105,23 @@ def index_copy_as_selects(op: GraphOp) -> SSAValue | None:
     return y
 
 
+def forward_readers(op: GraphOp) -> bool:
+    """Every reader of in-place update ``op``'s result but the function's return reads ``index_copy_as_selects``
+    over the old buffer instead (see the module doc); True when there was one to rewrite."""
+    y = op.results[0]
+    if all(isinstance(u.operation, func.ReturnOp) for u in y.uses):
+        return False
+    fwd = index_copy_as_selects(op)
+    if fwd is None:
+        return False
+    y.replace_uses_with_if(fwd, lambda u: not isinstance(u.operation, func.ReturnOp))
+    return True
+
+
 @dataclass(frozen=True)
 class InplaceUpdatesPass(ModulePass):
-    """Mark buffer mutations ``in_place`` where the buffer is read by nothing else; other ``index_copy`` ops
-    become selects (see the module doc)."""
+    """Mark buffer mutations ``in_place`` where the buffer is read by nothing else, their readers reading them
+    forwarded; other ``index_copy`` ops become selects (see the module doc)."""
 
     name = "kitsune-inplace-updates"
 
@@ -107,6 +130,8 @@ class InplaceUpdatesPass(ModulePass):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 for g in in_place_candidates(f):
                     g.properties["in_place"] = to_attr("bool", True)
+                    if forward_readers(g):
+                        g.properties["forwarded"] = to_attr("bool", True)
         for g in [o for o in op.walk() if isinstance(o, GraphOp) and o.OPDEF.name == "index_copy"]:
             if g.attrs().get("in_place"):
                 continue
@@ -117,4 +142,4 @@ class InplaceUpdatesPass(ModulePass):
                 g.erase()
 
 
-__all__ = ["InplaceUpdatesPass", "in_place_candidates", "IN_PLACE_OPS"]
+__all__ = ["InplaceUpdatesPass", "in_place_candidates", "forward_readers", "IN_PLACE_OPS"]

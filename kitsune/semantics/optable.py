@@ -732,10 +732,12 @@ def _index_copy(shapes, attrs):
 
 
 _def(OpDef("index_copy", [Operand("x", dtype="any"), Operand("indices", dtype="int"), Operand("source", dtype="any")],
-           {"dim": Attr("int"), "in_place": Attr("bool", False)}, _index_copy,
+           {"dim": Attr("int"), "in_place": Attr("bool", False), "forwarded": Attr("bool", False)}, _index_copy,
            "x with the slices at indices along dim replaced by source's (torch.index_copy; a repeated index keeps "
            "one of its slices); in_place: the result takes x's storage and only the slices are written "
-           "(kitsune-inplace-updates sets it where x is a mutated buffer read by nothing else)", "gather",
+           "(kitsune-inplace-updates sets it where x is a mutated buffer read by nothing else); forwarded: the "
+           "result's readers (but the mutation it returns) read it as selects over x instead, so no read of x "
+           "in the launch depends on the write (kitsune-inplace-updates sets it with in_place)", "gather",
            result_dtype="operand:x",
            example="%y = graph.index_copy %c, %i, %k {dim = 2} : tensor<1x2x8x4xbf16>, tensor<1xi64>, "
                    "tensor<1x2x1x4xbf16> -> tensor<1x2x8x4xbf16>"))

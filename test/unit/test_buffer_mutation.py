@@ -79,8 +79,25 @@ def _pass_roundtrip(model, ins):
 
 
 def test_inplace_pass_marks_a_buffer_read_by_nothing_else():
-    text = _pass_roundtrip(Cache(), _inputs(1))
-    assert "in_place = true" in text
+    """Written in place, its reader (the softmax) reading the update forwarded: selects over the buffer as it was,
+    which the roundtrip shows mean the same."""
+    text = _pass_roundtrip(Cache(), _inputs(1, (2, 5)))
+    assert "in_place = true, forwarded = true" in text
+    assert text.count("graph.where") == 2  # one select per index
+    softmax = next(ln for ln in text.splitlines() if "graph.softmax" in ln)
+    where = [ln for ln in text.splitlines() if "graph.where" in ln][-1]
+    assert softmax.split("graph.softmax ")[1].split(" ")[0].rstrip(",") == where.split(" = ")[0].strip()
+
+
+def test_forwarded_update_leaves_readers_free_of_the_write():
+    """The forwarded reader does not wait for the write: it shares the writer's dependence level (one kernel
+    here), and the generated reader takes the buffer's rows from the source where the update writes them."""
+    cm = kitsune.compile(Cache(), _inputs(0), mode="bulk-sync", device="cpu")
+    mod = cm.program.module
+    assert len(mod.KERNELS) == 2  # softmax + update, then the sum (the update no longer a level of its own)
+    src = cm.source
+    reader = src[src.index("def k0_softmax"):src.index("def k0_index_copy")]
+    assert "tl.where(" in reader and "tl.load(ck + " in reader
 
 
 def test_inplace_pass_keeps_a_buffer_whose_old_value_is_read():
@@ -159,6 +176,13 @@ def test_llama_inplace_layer_compiled(mode):
         warnings.simplefilter("ignore")
         cm = kitsune.compile(model, ins, mode=mode, device="cpu")
     assert "decode_attention" in cm.lowered and 'template = "scatter"' in cm.lowered
+    # the attention reads the cache forwarded, so its first key block streams before it waits for the QKV
+    # projection (loads before waits: the update is another kernel's, and only its rows are selected away)
+    src = cm.source
+    part = src[src.index("_attention_"):]
+    part = part[:part.index("@triton.jit")]
+    assert "forwarded = true" in cm.lowered
+    assert part.index("tl.load(cache_k + ") < part.index("gdc_wait()")
     for p in (cfg.cache_len - 2, cfg.cache_len):
         x = torch.randn(ins[0].shape, generator=gen)
         with torch.no_grad():

@@ -197,7 +197,7 @@ class TritonGen:
             params = self.kernel_params(k)
             if gl_body is None and self._early_form(k, stage_fns):
                 self.early.add(k.name)
-                unsafe = {n for n in params if not self._launch_constant(n)} | {"ctr", "epoch", "cbase"}
+                unsafe = {n for n in params if not self._launch_constant(n, k.name)} | {"ctr", "epoch", "cbase"}
                 # memory-bound templates stream a weight or a KV cache through a short loop: its first chunk is
                 # read before the wait too (a GEMM's loop stays whole: Triton pipelines it, and its operands
                 # are mostly reused from L2)
@@ -406,12 +406,17 @@ class TritonGen:
                 and not any(st.fold is not None for st, _, _ in stage_fns)
                 and not any(re.search(r"\bepoch\b", code_part(ln)) for _, _, body in stage_fns for ln in body))
 
-    def _launch_constant(self, name: str) -> bool:
-        """No kernel of the launch writes tensor ``name``: a parameter, a constant or an input, not mutated and
-        not a view of another buffer (the launch's first kernel waits for whatever ran before it)."""
+    def _launch_constant(self, name: str, kernel: str | None = None) -> bool:
+        """No kernel of the launch writes tensor ``name`` (the launch's first kernel waits for whatever ran before
+        it): a parameter, a constant or an input, not a view of another buffer, and not mutated, or mutated in
+        place by another kernel than ``kernel`` with its readers reading the update forwarded (``Plan.forwarded``:
+        they never use a row the launch writes)."""
         t = self.plan.tensors.get(name)
-        return (t is not None and t.role in ("parameter", "constant", "input") and t.view is None
-                and name not in self._mutated)
+        if t is None or t.role not in ("parameter", "constant", "input") or t.view is not None:
+            return False
+        if name in self.plan.forwarded:
+            return kernel is not None and self.plan.forwarded[name] != kernel
+        return name not in self._mutated
 
     @functools.cached_property
     def _mutated(self) -> frozenset[str]:
