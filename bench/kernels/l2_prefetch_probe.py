@@ -25,6 +25,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 from graphtime import rotating_us  # noqa: E402
 
 LINE = 64  # bf16 elements in a 128-byte line
@@ -148,14 +149,11 @@ def main():
                          "plan": [[(CHAIN[j][0], lo, m) for j, lo, m in p] for p in plan]})
             print(f"{rnd} {name:32s} {us:8.2f} us  {total / us / 1e6:5.2f} TB/s", flush=True)
     # one step as kitsune.bench times a workload: a graph of one step, do_bench (L2 flushed before each replay)
-    from triton.testing import do_bench
-    plain = step_fn(weights[0], 0, _plan(0, 0, 1), 0, 2048)
-    plain()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        plain()
-    us = do_bench(g.replay, warmup=25, rep=100, return_mode="median") * 1e3
+    from kitsune.bench.harness import bench_ms
+    from kitsune.runtime.program import capture_graph
+
+    g, _ = capture_graph(step_fn(weights[0], 0, _plan(0, 0, 1), 0, 2048))
+    us = bench_ms(g.replay) * 1e3
     rows.append({"variant": "harness-timed step, no prefetch", "us": round(us, 2)})
     print(f"harness-timed step (one graph replay, flushed) {us:8.2f} us")
     if args.json:

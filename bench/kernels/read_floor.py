@@ -88,30 +88,23 @@ def probe(mb: float, sms: int) -> dict:
 def harness_floor(mb: float, sms: int) -> dict:
     """The best pure read of ``mb`` MB as the harness times a step (a graph of one launch, do_bench with its flush)."""
     from kitsune.bench.harness import bench_ms
+    from kitsune.runtime.program import capture_graph
 
     n = int(mb * 1e6 / 2) // 8192 * 8192
     w = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     outs = torch.empty(1 << 20, device="cuda", dtype=torch.float32)
-
-    def graph_of(launch):
-        launch()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            launch()
-        return g
 
     rows = []
     for block in (2048, 8192):
         blocks = -(-n // block)
         for iters in (1, 2, 4):
             grid = -(-blocks // iters)
-            g = graph_of(lambda grid=grid, block=block, iters=iters: _read_sum[(grid,)](w, outs, n, iters,
-                                                                                          BLOCK=block, num_warps=4))
+            g, _ = capture_graph(lambda grid=grid, block=block, iters=iters: _read_sum[(grid,)](
+                w, outs, n, iters, BLOCK=block, num_warps=4))
             ms = bench_ms(g.replay)
             rows.append({"variant": f"triton block {block} x{iters} grid {grid} w4", "us": ms * 1e3,
                          "tbps": 2 * n / ms / 1e9})
-    empty = graph_of(lambda: _read_sum[(1,)](w, outs, 0, 0, BLOCK=2048, num_warps=4))
+    empty, _ = capture_graph(lambda: _read_sum[(1,)](w, outs, 0, 0, BLOCK=2048, num_warps=4))
     replay_us = bench_ms(empty.replay) * 1e3
     best = min(rows, key=lambda r: r["us"])
     return {"mb": 2 * n / 1e6, "best": best, "empty_graph_us": replay_us, "rows": rows}
