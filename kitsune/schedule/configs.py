@@ -125,11 +125,23 @@ class GemmConfig(Config):
             # (``warps``: the kernel's launch; the loader partition's warp takes a warpgroup's slot beside them
             # and setmaxnreg shares the registers out)
             threads = 32 * (self.warps + (4 if self.GLUON == 2 else 0))
-            cbuf = self.BM * min(self.BN, 128) * p.elem_bytes  # the result's way out (a TMA store)
+            cbuf = self.gluon_result_buffer(p.elem_bytes)  # the result's way out (a TMA store), where it fits
             return Resources(self.warps, min(255, 65536 // threads), smem + cbuf + 1024)
         acc = self.BB * self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
         norm = acc if p.row else 0  # a norm in the epilogue holds the centred row beside the accumulator
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
+
+    def gluon_ring_bytes(self) -> int:
+        """Shared memory of the Gluon forms' ring: ``stages`` slots of an A and a W block (16-bit operands)."""
+        return (self.BM + self.BN) * self.BK * 2 * self.stages
+
+    def gluon_result_buffer(self, out_bytes: int) -> int:
+        """Bytes of the Gluon forms' own shared-memory buffer for the result (``BM`` x 128 columns of an
+        ``out_bytes``-byte type): 0 where it does not fit beside the ring in one CTA's shared memory. The template
+        then stores the tile through the ring's first slots, where every program has one tile (the ring is
+        drained when its tile's K loop ends), and from registers otherwise (``templates/gemm_tma.py``)."""
+        cbuf = self.BM * min(self.BN, 128) * out_bytes
+        return cbuf if self.gluon_ring_bytes() + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
 
     def tile(self, p: Problem) -> tuple[int, int]:
         return (min(self.BM, p.M), min(self.BN, p.N))
@@ -234,10 +246,11 @@ class GemmConfig(Config):
             return []
         out = []
         for form in (2, 1):
-            # (128 x 128 at 6 stages: 225 KB of shared memory; on the H100 the warp-specialised form ran T256's fc1
-            # 82.9 us against 88.5 at 5, bench/kernels/NOTES.md section 33)
+            # (128 x 128 at 6 stages: 225 KB of shared memory with the result's buffer; at 7, 224 KB of ring alone,
+            # the result leaving through the ring: on the H100 the warp-specialised form ran T256's fc1 at 82.1 /
+            # 78.6 us against 87.3 at 5, cuBLAS 78.7; bench/kernels/NOTES.md section 33)
             for BM, BN, w, st in ((128, 128, 8, 5), (128, 128, 8, 4), (128, 256, 8, 3), (128, 256, 8, 4),
-                                  (128, 128, 4, 5), (128, 128, 8, 6)):
+                                  (128, 128, 4, 5), (128, 128, 8, 6), (128, 128, 8, 7)):
                 if p.M >= BM and p.N >= BN:
                     out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st, GLUON=form))
         return out

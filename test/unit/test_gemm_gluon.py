@@ -9,7 +9,8 @@ stored by TMA.
   Triton's interpreter), the module is the Triton form of the same config, with the reason printed, and it
   computes what the reference interpreter computes;
 * the search space offers the forms only where they may apply; the resources they claim; the tuner's
-  ``--only`` filter;
+  ``--only`` filter; a ring too deep for the result's own buffer: the tile through the ring's first slots (one
+  tile a program) or from registers;
 * an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
   spills (marked ``aot``);
 * GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
@@ -28,6 +29,7 @@ from test_templates import linear_module, lower_forced, matmul_module, run  # no
 
 WS = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
 PIPE = GemmConfig(BM=128, BN=256, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=3, GLUON=1)
+DEEP = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=7, GLUON=2)  # 224 KB of ring
 
 
 def gluon_source(text, cfg, gluon=True, mode="bulk-sync"):
@@ -105,6 +107,31 @@ def test_search_space_and_resources():
     assert "GLUON" not in GemmConfig().as_dict() and GemmConfig.from_dict(WS.as_dict()) == WS
 
 
+def test_result_through_the_ring_when_its_own_buffer_does_not_fit():
+    """At 7 stages the ring takes 224 KB: the result's 32 KB buffer does not fit beside it. Where every program
+    has one tile, the tile leaves by TMA through the ring's first A slots; where a program has several (the ring
+    is refilled for the next tile while the epilogue runs), from registers."""
+    one = kernel_text(gluon_source(linear_module([300], 384, 192, "bf16", "gelu"), DEEP))  # 9 tiles
+    assert "Gluon form does not apply" not in one
+    assert "_cbuf0 = _abuf._reinterpret(tl.bfloat16, [128, 128], _c0_l)" in one
+    assert "gl.allocate_shared_memory(tl.bfloat16, [128, 128]" not in one
+    assert one.count("tma.async_copy_shared_to_global(") == 1 and "for it in range(0, 1):" in one
+    many = kernel_text(gluon_source(linear_module([2048], 2048, 192, "bf16", "gelu"), DEEP))  # 256 tiles
+    assert "for it in range(0, 2):" in many
+    assert "_reinterpret" not in many and "tma.async_copy_shared_to_global(" not in many
+    assert "_cbuf" not in many and "tl.store(" in many or "gl.store(" in many
+    # below 7 stages the result keeps a buffer of its own
+    six = kernel_text(gluon_source(linear_module([300], 384, 192, "bf16", "gelu"),
+                                   GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, warps=8, stages=6, GLUON=2)))
+    assert "_reinterpret" not in six and "_cbuf0 = gl.allocate_shared_memory(tl.bfloat16, [128, 128], _c0_l)" in six
+    # the resources claim the ring alone at 7 stages, the ring and the buffer at 6
+    p = Problem("gemm", M=256, N=6144, K=12288)
+    assert DEEP.resources(p).smem_bytes == 7 * 256 * 64 * 2 + 1024 <= 227 * 1024
+    assert GemmConfig(BM=128, BN=128, BK=64, warps=8, stages=6, GLUON=2).resources(p).smem_bytes == \
+        6 * 256 * 64 * 2 + 128 * 128 * 2 + 1024
+    assert DEEP in GemmConfig.space(p)
+
+
 def test_tuner_only_filter():
     from kitsune.tools.tune import parse_only
 
@@ -114,7 +141,7 @@ def test_tuner_only_filter():
 
 
 @pytest.mark.aot
-@pytest.mark.parametrize("cfg", [WS, PIPE], ids=["ws", "pipelined"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP], ids=["ws", "pipelined", "ws-7-stages"])
 def test_compiles_for_sm90(cfg):
     from kitsune.codegen.aot import compile_source_in_subprocess
 
@@ -127,6 +154,7 @@ def test_compiles_for_sm90(cfg):
     assert rec["wgmma"] and rec["tma_load"] and rec["tma_store"], rec
     assert rec["setmaxnreg"] == (cfg.GLUON == 2), rec
     assert not rec["spill_stores"] and not rec["spill_loads"], rec
+    assert rec["shared"] <= 227 * 1024, rec  # (7 stages: the result through the ring, 64 tiles on 64 programs)
 
 
 @pytest.mark.gpu

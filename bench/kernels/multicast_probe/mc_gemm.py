@@ -217,8 +217,9 @@ def _ws_load(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM: gl.const
 
 
 @gluon.jit
-def _ws_mma(a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K, EPI: gl.constexpr,
-            BM: gl.constexpr, BN: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr, WARPS: gl.constexpr):
+def _ws_mma(a_desc, w_desc, c_desc, c_ptr, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K,
+            EPI: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
+            WARPS: gl.constexpr, DIRECT: gl.constexpr):
     BK: gl.constexpr = a_desc.block_type.shape[1]
     S: gl.constexpr = a_bufs.shape[0]
     CS: gl.constexpr = CM * CN
@@ -249,23 +250,37 @@ def _ws_mma(a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, empty, c_sm
         gl.thread_barrier()
         mbarrier.arrive(empty.index((step + S - 1) % S))
         c = _epilogue(acc, bias_ptr, off_n, N, EPI, mma_layout).to(c_desc.dtype)
+        if DIRECT == 1:  # from registers: no shared-memory buffer for the result (the ring takes it all)
+            offs_m = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout))
+            offs_n = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, mma_layout))
+            ptrs = c_ptr + gl.expand_dims(offs_m, 1) * N + gl.expand_dims(offs_n, 0)
+            gl.store(ptrs, c, mask=(gl.expand_dims(offs_m, 1) < M) & (gl.expand_dims(offs_n, 0) < N))
+        else:
+            tma.store_wait(pendings=0)
+            c_smem.store(c)
+            fence_async_shared()
+            tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    if DIRECT != 1:
         tma.store_wait(pendings=0)
-        c_smem.store(c)
-        fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
-    tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr, BM: gl.constexpr,
+def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, c_ptr, EPI: gl.constexpr, BM: gl.constexpr,
                       BN: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr, MC: gl.constexpr,
-                      SYNC: gl.constexpr, num_warps: gl.constexpr):
+                      SYNC: gl.constexpr, DIRECT: gl.constexpr, num_warps: gl.constexpr):
     """Warp-specialised form (BN <= 128): a 1-warp loader partition, num_warps wgmma warps."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [S, BM, BK], gl.NVMMASharedLayout.get_default_for([BM, BK], dtype))
     w_bufs = gl.allocate_shared_memory(dtype, [S, BN, BK], gl.NVMMASharedLayout.get_default_for([BN, BK], dtype))
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    if DIRECT == 1:
+        c_smem = a_bufs  # (unused)
+    elif DIRECT == 2:
+        # one tile per CTA (the host guarantees it): once its K loop is done, no load is in flight and every
+        # wgmma has retired, so the result leaves through the A ring's first slots
+        c_smem = a_bufs._reinterpret(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    else:
+        c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     ready = gl.allocate_shared_memory(gl.int64, [S, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [S, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(S):
@@ -274,8 +289,8 @@ def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constex
     if CM * CN > 1:  # (the compile stage gives the worker warps their side of it; alone they would never arrive)
         _cluster_sync_after_init()
     gl.warp_specialize([
-        (_ws_mma, (a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K, EPI, BM, BN,
-                   CM, CN, num_warps)),
+        (_ws_mma, (a_desc, w_desc, c_desc, c_ptr, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K, EPI, BM,
+                   BN, CM, CN, num_warps, DIRECT)),
         (_ws_load, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM, BN, CM, CN)),
     ], [1], [24])
 
@@ -406,7 +421,7 @@ def compile_config(cfg, epi, arch=90):
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
     BM, BN, BK, S, CM, CN, warps = (cfg[k] for k in ("BM", "BN", "BK", "S", "CM", "CN", "warps"))
-    MC, SYNC, WS = cfg.get("MC", 1), cfg.get("SYNC", 1), cfg.get("WS", 0)
+    MC, SYNC, WS, DIRECT = cfg.get("MC", 1), cfg.get("SYNC", 1), cfg.get("WS", 0), cfg.get("DIRECT", 0)
     bf16 = gl.bfloat16
     la = gl.NVMMASharedLayout.get_default_for([BM // CN, BK], bf16)
     lw = gl.NVMMASharedLayout.get_default_for([BN // CM, BK], bf16)
@@ -416,9 +431,15 @@ def compile_config(cfg, epi, arch=90):
     sig = {"a_desc": td([BM // CN, BK], la), "w_desc": td([BN // CM, BK], lw), "c_desc": td([BM, CB], lc),
            "bias_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
     cx = dict(EPI=epi, BM=BM, BN=BN, S=S, CM=CM, CN=CN, MC=MC, SYNC=SYNC, num_warps=warps)
+    if WS:
+        sig["c_ptr"] = "*bf16"
+        cx["DIRECT"] = DIRECT
     for k in cx:
         sig[k] = "constexpr"
-    src = GluonASTSource(mc_gemm_ws_kernel if WS else mc_gemm_kernel, sig, cx, {(3, ): [["tt.divisibility", 16]]})
+    fn = mc_gemm_ws_kernel if WS else mc_gemm_kernel
+    sig = {k: sig[k] if k in sig else "constexpr" for k in fn.arg_names}
+    attrs = {(fn.arg_names.index(k), ): [["tt.divisibility", 16]] for k in ("bias_ptr", "c_ptr") if k in fn.arg_names}
+    src = GluonASTSource(fn, sig, cx, attrs)
     CLUSTER.update(cm=CM, cn=CN, mc=MC, ws=WS)
     old = knobs.runtime.add_stages_inspection_hook
     knobs.runtime.add_stages_inspection_hook = _hook
@@ -437,15 +458,16 @@ def compile_config(cfg, epi, arch=90):
 
 def name(c):
     return (f"{c['BM']}x{c['BN']}x{c['BK']} s{c['S']} w{c['warps']} cl{c['CM']}x{c['CN']}"
-            + (" ws" if c.get("WS") else f" mc{c['MC']} sync{c['SYNC']}"))
+            + (" ws" if c.get("WS") else f" mc{c['MC']} sync{c['SYNC']}")
+            + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)])
 
 
-def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0):
+def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0):
     """MC 0: every CTA loads its whole tiles itself (a cluster launch without multicast); SYNC 0: no cluster
     barrier (with MC 1 a race: a peer may refill a slot still read, so the result is timed, not trusted),
     1: arrive.release / wait.acquire, 2: arrive.relaxed / wait.acquire. WS 1: the warp-specialised form
     (BN <= 128; slots released by remote mbarrier arrives, SYNC unused)."""
-    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS)
+    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT)
 
 
 CONFIG_SETS = {
@@ -472,6 +494,16 @@ CONFIG_SETS = {
     "ws6": [
         _c(128, 128, 6, 8, 1, 1, WS=1), _c(128, 128, 6, 8, 2, 1, WS=1), _c(128, 128, 5, 8, 1, 1, WS=1),
         _c(128, 128, 5, 8, 2, 1, WS=1),
+    ],
+    # call H: deeper rings for T256's fc1, the result stored from registers where the ring takes the shared memory
+    "deep": [
+        _c(128, 128, 6, 8, 1, 1, WS=1), _c(128, 128, 6, 8, 1, 1, WS=1, DIRECT=1), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=1),
+        _c(128, 128, 5, 8, 1, 1, WS=1),
+    ],
+    # call I: the 7-stage ring with the result through the ring's first slots (one tile per CTA only)
+    "alias": [
+        _c(128, 128, 6, 8, 1, 1, WS=1), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 6, 8, 1, 1, WS=1, DIRECT=2),
+        _c(128, 128, 7, 8, 2, 1, WS=1, DIRECT=2),
     ],
 }
 CONFIGS = list(CONFIG_SETS["relaxed"])
@@ -597,9 +629,16 @@ def run_gpu(out_path, shapes, reps):
                 r["max_active_clusters"] = resident
                 nclus = resident if isinstance(resident, int) and resident > 0 else sms // cs
                 grid = (min(nclus, ctiles), 1, 1)
+                if c.get("DIRECT") == 2 and ctiles > grid[0]:
+                    print(f"{sname:<10} {key[0]:<28} skipped: {ctiles} cluster tiles on {grid[0]} clusters (alias: one each)")
+                    continue
                 launch = ck[grid]
 
-                cx = (epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["warps"])  # constexprs
+                if c.get("WS"):
+                    cx = (out, epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["DIRECT"],
+                          c["warps"])
+                else:
+                    cx = (epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["warps"])
 
                 def fn(i=[0]):
                     launch(a_d, w_ds[i[0] % ncopy], c_d, bias, M, N, K, *cx)

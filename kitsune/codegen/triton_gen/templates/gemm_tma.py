@@ -35,6 +35,7 @@ from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK
 from kitsune.codegen.triton_gen.tiling import TileIndexer
 from kitsune.dialects.graph import fmt_loc
 from kitsune.dialects.regions import tensor_shape
+from kitsune.schedule.configs import GemmConfig
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.stage import StageGen
@@ -149,10 +150,14 @@ class GemmTmaGen:
         half = min(self.BN, 128)
         n = len(self.cbufs)
         cbuf, desc, odt = f"_cbuf{n}", f"_dc{n}", TL[t.dtype]
+        place = self.result_buffer(ELEM_BYTES[t.dtype], n)
+        if place is None:
+            return False
         self.cbufs.append((cbuf, desc, buf))
         self.cprelude += [
             f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
-            f"{cbuf} = gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)",
+            f"{cbuf} = " + (f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)" if place == "own" else
+                            f"_abuf._reinterpret({odt}, [{self.BM}, {half}], _c{n}_l)  # {place}"),
             f"{desc} = tma.make_tensor_descriptor({buf}, shape=[{t.shape[0]}, {t.shape[1]}], strides=[{t.shape[1]}, 1], "
             f"block_shape=[{self.BM}, {half}], layout=_c{n}_l)"]
         h = b.fresh("h")
@@ -171,6 +176,20 @@ class GemmTmaGen:
             em.emit(f"tma.async_copy_shared_to_global({desc}, [{cm} * {self.BM}, {cn} * {self.BN} + {j * half}], "
                     f"{cbuf})", 1)
         return True
+
+    def result_buffer(self, out_bytes: int, n: int) -> str | None:
+        """Where the ``n``-th result's tile waits for its TMA store: ``"own"`` (a buffer of its own, where it fits
+        beside the ring: ``GemmConfig.gluon_result_buffer``), the ring's first A slots (the first result, where every
+        program has one tile: after its K loop no load is in flight and every wgmma has retired; the store is
+        waited for before the kernel ends), or None: stored from registers."""
+        cfg = GemmConfig(BM=self.BM, BN=self.BN, BK=self.BK, stages=self.S, GLUON=self.form)
+        if cfg.gluon_result_buffer(out_bytes):
+            return "own"
+        st = self.st
+        one_tile = -(-st.work_items // st.programs) == 1
+        if n == 0 and one_tile and self.S * self.BM * self.BK * 2 >= self.BM * min(self.BN, 128) * out_bytes:
+            return "the ring's first A slots: one tile a program, its K loop done before the store"
+        return None
 
     def coords(self, tix_coords: dict, d: int) -> str:
         return tix_coords.get(d, "0")
