@@ -380,7 +380,7 @@ def gemm_pingpong_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.cons
 # variants: splitk and streamk (ws body, K split over work units, partials combined in the kernel)
 # ----------------------------------------------------------------------------------------------------
 
-SK_VARIANTS = ("splitk", "streamk", "splitk2")
+SK_VARIANTS = ("splitk", "streamk", "splitk2", "streamkm")
 RED_SLOTS, RED_ATOMIC = 0, 1
 RED_NAMES = {RED_SLOTS: "slots", RED_ATOMIC: "atomic"}
 
@@ -393,15 +393,29 @@ def _fence_acq_rel_gpu():
 
 
 @gluon.jit
-def _sk_units(num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr):
+def _sk_units(num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr, num_pid_m=1):
     """This program's work-unit loop: range(start, end, stride), and (streamk) its k-step range [lo, hi).
 
     splitk:  unit u = (tile u // SPLIT, part u % SPLIT); units dealt round-robin to the programs.
     streamk: the num_tiles * k_tiles k-steps, linearised tile-major, cut into nprog contiguous ranges
-             [p * total // nprog, (p + 1) * total // nprog); a unit is one tile that range touches."""
+             [p * total // nprog, (p + 1) * total // nprog); a unit is one tile that range touches.
+    streamkm (STREAMK 2): the programs in groups of num_pid_m (the host makes nprog a multiple of it); group q
+             takes the range [q * total // groups, ...) of the num_pid_n * k_tiles k-steps of one column of
+             tiles, and its program m the tiles of row block m there: the num_pid_m tiles that read one W block
+             read it at the same k-steps at about the same time (once from DRAM), as in the data-parallel
+             kernel; plain stream-K over 128 x 128 tiles read each W block twice (NOTES section 33)."""
     pid = gl.program_id(0)
     nprog = gl.num_programs(0)
-    if STREAMK:
+    if STREAMK == 2:
+        groups = nprog // num_pid_m
+        q = pid // num_pid_m
+        total = (num_tiles // num_pid_m) * k_tiles
+        lo = q * total // groups
+        hi = (q + 1) * total // groups
+        start = lo // k_tiles
+        end = (hi + k_tiles - 1) // k_tiles
+        stride = 1
+    elif STREAMK:
         total = num_tiles * k_tiles
         lo = pid * total // nprog
         hi = (pid + 1) * total // nprog
@@ -418,9 +432,15 @@ def _sk_units(num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr):
 
 
 @gluon.jit
-def _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK: gl.constexpr):
+def _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK: gl.constexpr, num_pid_m=1):
     """Work unit u -> (tile id, first k-step, end k-step)."""
-    if STREAMK:
+    if STREAMK == 2:
+        # u: a column of tiles; this program's row block (tile ids column-major: _tile_coords maps them so
+        # while num_pid_m <= GROUP)
+        tile_id = u * num_pid_m + gl.program_id(0) % num_pid_m
+        k_lo = gl.maximum(lo - u * k_tiles, 0)
+        k_hi = gl.minimum(hi - u * k_tiles, k_tiles)
+    elif STREAMK:
         tile_id = u
         k_lo = gl.maximum(lo - u * k_tiles, 0)
         k_hi = gl.minimum(hi - u * k_tiles, k_tiles)
@@ -433,9 +453,18 @@ def _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK: gl.constexpr):
 
 
 @gluon.jit
-def _sk_slot(u, tile_id, num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr):
+def _sk_slot(u, tile_id, num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr, num_pid_m=1):
     """RED_SLOTS: (this unit's slot in the tile's workspace, number of contributing units of the tile)."""
-    if STREAMK:
+    if STREAMK == 2:
+        groups = gl.num_programs(0) // num_pid_m
+        q = gl.program_id(0) // num_pid_m
+        total = (num_tiles // num_pid_m) * k_tiles
+        g0 = u * k_tiles
+        first = ((g0 + 1) * groups - 1) // total
+        last = ((g0 + k_tiles) * groups - 1) // total
+        slot = q - first
+        nslots = last - first + 1
+    elif STREAMK:
         # owner(g) = the program whose range holds k-step g = ((g + 1) * nprog - 1) // total
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
@@ -463,10 +492,10 @@ def _sk_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, SP
     num_pid_n = gl.cdiv(N, BN)
     num_tiles = num_pid_m * num_pid_n
     k_tiles = gl.cdiv(K, BK)
-    start, end, stride, lo, hi = _sk_units(num_tiles, k_tiles, SPLIT, STREAMK)
+    start, end, stride, lo, hi = _sk_units(num_tiles, k_tiles, SPLIT, STREAMK, num_pid_m)
     step = 0
     for u in range(start, end, stride):
-        tile_id, k_lo, k_hi = _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK)
+        tile_id, k_lo, k_hi = _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK, num_pid_m)
         pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP)
         off_m = pid_m * BM
         off_n = pid_n * BN
@@ -504,10 +533,10 @@ def _sk_mma_partition(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, a_bufs,
     rows = gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout))
     cols = gl.arange(0, BN, layout=gl.SliceLayout(0, mma_layout))
     offs = gl.expand_dims(rows, 1) * BN + gl.expand_dims(cols, 0)
-    start, end, stride, lo, hi = _sk_units(num_tiles, k_tiles, SPLIT, STREAMK)
+    start, end, stride, lo, hi = _sk_units(num_tiles, k_tiles, SPLIT, STREAMK, num_pid_m)
     step = 0
     for u in range(start, end, stride):
-        tile_id, k_lo, k_hi = _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK)
+        tile_id, k_lo, k_hi = _sk_segment(u, lo, hi, k_tiles, SPLIT, STREAMK, num_pid_m)
         pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP)
         off_m = pid_m * BM
         off_n = pid_n * BN
@@ -534,7 +563,7 @@ def _sk_mma_partition(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, a_bufs,
                 tile_ws = ws_ptr + tile_id * (BM * BN)
                 gl.atomic_add(tile_ws + offs, acc, sem="relaxed", scope="gpu")
             else:
-                slot, nslots = _sk_slot(u, tile_id, num_tiles, k_tiles, SPLIT, STREAMK)
+                slot, nslots = _sk_slot(u, tile_id, num_tiles, k_tiles, SPLIT, STREAMK, num_pid_m)
                 tile_ws = ws_ptr + tile_id * WS_SLOTS * (BM * BN)
                 gl.store(tile_ws + slot * (BM * BN) + offs, acc)
             # 2. release: every thread's fence orders its own partial before the partition barrier; the
@@ -653,6 +682,12 @@ CONFIGS = {
         _cfg("splitk", 256, 128, 4, 8, split=2, ksplit=2, red=RED_ATOMIC),
         _cfg("splitk", 256, 128, 3, 8, ksplit=2),
     ],
+    # stream-K with the row blocks of a column of tiles in lockstep (NOTES section 33), beside the ws baseline
+    "skm": [
+        _cfg("ws", 128, 128, 5, 8), _cfg("ws", 128, 128, 6, 8),
+        _cfg("streamkm", 128, 128, 5, 8), _cfg("streamkm", 128, 128, 6, 8),
+        _cfg("streamkm", 128, 128, 6, 8, red=RED_ATOMIC),
+    ],
     # grid = #SMs, each program a contiguous ~1/132 of all tiles' k-steps (T256: 69.8 k-steps, <= 2 tiles)
     "streamk": [
         _cfg("streamk", 256, 128, 4, 8, split=2), _cfg("streamk", 128, 256, 4, 8, split=2),
@@ -678,8 +713,8 @@ def _kernel_and_constexprs(c):
         return gemm_pipelined_kernel, common, dict(num_warps=c["warps"])
     opts = dict(num_warps=c["warps"], maxnreg=c["maxnreg"])
     if c["variant"] in SK_VARIANTS:
-        return (gemm_sk_kernel, dict(common, LOAD_REGS=c["load_regs"], STREAMK=c["variant"] == "streamk",
-                                     RED=c["red"]), opts)
+        return (gemm_sk_kernel, dict(common, LOAD_REGS=c["load_regs"],
+                                     STREAMK={"streamk": 1, "streamkm": 2}.get(c["variant"], 0), RED=c["red"]), opts)
     if c["variant"] == "ws":
         return gemm_ws_kernel, dict(common, LOAD_REGS=c["load_regs"]), opts
     return gemm_pingpong_kernel, dict(common, LOAD_REGS=c["load_regs"], MMA_REGS=c["mma_regs"]), opts
@@ -706,6 +741,22 @@ def sk_plan(c, M, N, K, num_sms):
         slots = S
         partials = units if S > 1 else 0
         plan["ksplit"] = S
+    elif c["variant"] == "streamkm":
+        G = triton.cdiv(M, c["BM"])
+        groups = num_sms // G
+        if groups < 1 or G > GROUP_M:
+            plan["skip"] = f"{G} row blocks: more than the SMs or the grouped order's {GROUP_M}"
+            groups = max(groups, 1)
+        P = groups * G
+        tot = (tiles // G) * kt
+        owner = lambda g: ((g + 1) * groups - 1) // tot  # noqa: E731
+        col = [owner(n * kt + kt - 1) - owner(n * kt) + 1 for n in range(tiles // G)]
+        slots = max(col)
+        units = sum(col) * G
+        partials = sum(n for n in col if n > 1) * G
+        for q in range(groups):
+            for m in range(G):
+                per_prog[q * G + m] = (q + 1) * tot // groups - q * tot // groups
     else:
         P = min(num_sms, total)
         owner = lambda g: ((g + 1) * P - 1) // total  # noqa: E731
@@ -1004,7 +1055,7 @@ def run_gpu(variants, shape_names, out_path):
                     fn_, cx, opts = _kernel_and_constexprs(c)
                     kw = dict(a_desc=a_d, w_desc=w_d, c_desc=c_d, bias_ptr=bias, M=M, N=N, K=K, EPI=epi,
                               num_warps=opts["num_warps"], **cx)
-                    if v in SK_VARIANTS:
+                    if c["variant"] in SK_VARIANTS:
                         plan = sk_plan(c, M, N, K, num_sms)
                         rec.update({k: plan[k] for k in ("ksplit", "grid", "units", "ws_slots", "ksteps_max",
                                                          "ksteps_ideal", "partials")})
@@ -1030,7 +1081,7 @@ def run_gpu(variants, shape_names, out_path):
                         us = do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
                         rec.update(us=round(us, 2), tflops=round(flops / us * 1e-6, 1),
                                    x_cublas=round(peer_us / us, 3))
-                        if v in SK_VARIANTS:
+                        if c["variant"] in SK_VARIANTS:
                             # after ~100+ back-to-back calls: counters (and the atomic workspace) back at
                             # zero, and one more call still right (a missed reset shows up here)
                             torch.cuda.synchronize()
