@@ -47,6 +47,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gluon_gemm_probe import _erf, _Watchdog  # noqa: E402  (bench/kernels/gluon_gemm_probe.py)
+
 KERNEL_NAME = "mc_gemm_kernel"
 EPI_NONE, EPI_BIAS, EPI_BIAS_GELU = 0, 1, 2
 
@@ -74,15 +77,6 @@ def _cluster_sync_after_init():
         "fence.mbarrier_init.release.cluster; barrier.cluster.arrive.release.aligned; "
         "barrier.cluster.wait.acquire.aligned; mov.u32 $0, 0;", "=r", [],
         dtype=gl.int32, is_pure=False, pack=1)
-
-
-@gluon.jit
-def _erf(x):
-    ax = gl.abs(x)
-    t = gl.fdiv(gl.full_like(x, 1.0), 1.0 + 0.3275911 * ax)
-    p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    y = 1.0 - p * gl.exp(-ax * ax)
-    return gl.where(x < 0, -y, y)
 
 
 @gluon.jit
@@ -527,25 +521,6 @@ def run_aot():
             print(f"{name(c):<28} FAILED {type(ex).__name__}: {str(ex)[:400]}")
 
 
-class _Watchdog:
-    """A hung cluster barrier or mbarrier wait never returns: after `secs` the process prints what hung and ends."""
-
-    def __init__(self, secs):
-        self.secs, self.timer = secs, None
-
-    def arm(self, what):
-        import threading
-        self.disarm()
-        self.timer = threading.Timer(self.secs, lambda: (print(f"HANG: {what}", flush=True), os._exit(3)))
-        self.timer.daemon = True
-        self.timer.start()
-
-    def disarm(self):
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-
 def max_active_clusters(ck, cs, warps):
     """cuOccupancyMaxActiveClusters for the kernel at cluster size cs (None where cuda-bindings is missing)."""
     try:
@@ -585,7 +560,7 @@ def run_gpu(out_path, shapes, reps):
                 kernels[(name(c), epi)] = compile_config(c, epi)
             except Exception as ex:  # noqa: BLE001
                 print(f"compile {name(c)} epi {epi}: {type(ex).__name__}: {str(ex)[:300]}")
-    dog = _Watchdog(30.0)
+    dog = _Watchdog(lambda: out_path and json.dump({"meta": meta, "records": recs}, open(out_path, "w"), indent=1))
     print(f"{'shape':<10} {'config':<28} {'us':>8} {'x cuBLAS':>8} check")
     for sname in shapes:
         M, N, K, epi = SHAPES[sname]
