@@ -185,9 +185,8 @@ class GemmTmaGen:
         cfg = GemmConfig(BM=self.BM, BN=self.BN, BK=self.BK, stages=self.S, GLUON=self.form)
         if cfg.gluon_result_buffer(out_bytes):
             return "own"
-        st = self.st
-        one_tile = -(-st.work_items // st.programs) == 1
-        if n == 0 and one_tile and self.S * self.BM * self.BK * 2 >= self.BM * min(self.BN, 128) * out_bytes:
+        a_ring = self.S * self.BM * self.BK * 2
+        if n == 0 and self.st.work_items <= self.st.programs and a_ring >= self.BM * min(self.BN, 128) * out_bytes:
             return "the ring's first A slots: one tile a program, its K loop done before the store"
         return None
 
