@@ -96,6 +96,23 @@ def _epilogue(acc, bias_ptr, off_n, N, EPI: gl.constexpr, layout: gl.constexpr):
 
 
 @gluon.jit
+def _cluster_walk(M, N, BM: gl.constexpr, BN: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr):
+    """This CTA's place in its CM x CN cluster (m_r, n_r) and its cluster's persistent walk over cluster tiles
+    (range(first, end, stride)); num_cm cluster tiles to a column, cm varying fastest."""
+    CS: gl.constexpr = CM * CN
+    rank = gl.program_id(0) % CS
+    num_cm = gl.cdiv(M, BM * CM)
+    num_cn = gl.cdiv(N, BN * CN)
+    return rank % CM, rank // CM, gl.program_id(0) // CS, num_cm * num_cn, gl.num_programs(0) // CS, num_cm
+
+
+@gluon.jit
+def _cluster_tile(ct, num_cm, m_r, n_r, BM: gl.constexpr, BN: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr):
+    """(off_m, off_n) of this CTA's tile in cluster tile ct."""
+    return ((ct % num_cm) * CM + m_r) * BM, ((ct // num_cm) * CN + n_r) * BN
+
+
+@gluon.jit
 def _issue(a_desc, w_desc, a_bufs, w_bufs, bars, step, off_m, off_n, k, pred, m_r, n_r,
            BM: gl.constexpr, BN: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
            MC: gl.constexpr):
@@ -117,7 +134,6 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
                    BN: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr, MC: gl.constexpr,
                    SYNC: gl.constexpr, num_warps: gl.constexpr):
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    CS: gl.constexpr = CM * CN
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [S, BM, BK], gl.NVMMASharedLayout.get_default_for([BM, BK], dtype))
     w_bufs = gl.allocate_shared_memory(dtype, [S, BN, BK], gl.NVMMASharedLayout.get_default_for([BN, BK], dtype))
@@ -128,16 +144,11 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
     _cluster_sync_after_init()
     mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
                                                          instr_shape=[16, BN, 16])
-    rank = gl.program_id(0) % CS
-    m_r = rank % CM
-    n_r = rank // CM
-    num_cm = gl.cdiv(M, BM * CM)
-    num_cn = gl.cdiv(N, BN * CN)
+    m_r, n_r, first, end, stride, num_cm = _cluster_walk(M, N, BM, BN, CM, CN)
     k_tiles = gl.cdiv(K, BK)
     step = 0
-    for ct in range(gl.program_id(0) // CS, num_cm * num_cn, gl.num_programs(0) // CS):
-        off_m = ((ct % num_cm) * CM + m_r) * BM
-        off_n = ((ct // num_cm) * CN + n_r) * BN
+    for ct in range(first, end, stride):
+        off_m, off_n = _cluster_tile(ct, num_cm, m_r, n_r, BM, BN, CM, CN)
         # every CTA of the cluster has retired the last tile's wgmmas: all slots free everywhere
         _cluster_arrive(SYNC)
         _cluster_wait(SYNC)
@@ -192,17 +203,11 @@ def _ws_load(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM: gl.const
     (its empty barrier counts CM x CN arrivals: its own consumers' and, by remote arrive, its peers')."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
     S: gl.constexpr = a_bufs.shape[0]
-    CS: gl.constexpr = CM * CN
-    rank = gl.program_id(0) % CS
-    m_r = rank % CM
-    n_r = rank // CM
-    num_cm = gl.cdiv(M, BM * CM)
-    num_cn = gl.cdiv(N, BN * CN)
+    m_r, n_r, first, end, stride, num_cm = _cluster_walk(M, N, BM, BN, CM, CN)
     k_tiles = gl.cdiv(K, BK)
     step = 0
-    for ct in range(gl.program_id(0) // CS, num_cm * num_cn, gl.num_programs(0) // CS):
-        off_m = ((ct % num_cm) * CM + m_r) * BM
-        off_n = ((ct // num_cm) * CN + n_r) * BN
+    for ct in range(first, end, stride):
+        off_m, off_n = _cluster_tile(ct, num_cm, m_r, n_r, BM, BN, CM, CN)
         for kt in range(k_tiles):
             s = step % S
             mbarrier.wait(empty.index(s), ((step // S) & 1) ^ 1)
@@ -221,19 +226,13 @@ def _ws_mma(a_desc, w_desc, c_desc, c_ptr, bias_ptr, a_bufs, w_bufs, ready, empt
             WARPS: gl.constexpr, DIRECT: gl.constexpr):
     BK: gl.constexpr = a_desc.block_type.shape[1]
     S: gl.constexpr = a_bufs.shape[0]
-    CS: gl.constexpr = CM * CN
     mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
                                                          instr_shape=[16, BN, 16])
-    rank = gl.program_id(0) % CS
-    m_r = rank % CM
-    n_r = rank // CM
-    num_cm = gl.cdiv(M, BM * CM)
-    num_cn = gl.cdiv(N, BN * CN)
+    m_r, n_r, first, end, stride, num_cm = _cluster_walk(M, N, BM, BN, CM, CN)
     k_tiles = gl.cdiv(K, BK)
     step = 0
-    for ct in range(gl.program_id(0) // CS, num_cm * num_cn, gl.num_programs(0) // CS):
-        off_m = ((ct % num_cm) * CM + m_r) * BM
-        off_n = ((ct // num_cm) * CN + n_r) * BN
+    for ct in range(first, end, stride):
+        off_m, off_n = _cluster_tile(ct, num_cm, m_r, n_r, BM, BN, CM, CN)
         acc = gl.zeros([BM, BN], dtype=gl.float32, layout=mma_layout)
         for kt in range(k_tiles):
             s = step % S
