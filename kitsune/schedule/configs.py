@@ -131,6 +131,13 @@ class GemmConfig(Config):
         norm = acc if p.row else 0  # a norm in the epilogue holds the centred row beside the accumulator
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
 
+    def gluon_widths(self) -> tuple[int, int]:
+        """(BN0, BN1): the Gluon forms' tile columns as a power-of-two part and, where ``BN`` is none (96 = 64 +
+        32, 192 = 128 + 64), a second one with an accumulator, wgmma and store of its own (Gluon's register
+        tensors are powers of two; wgmma's N need not be). BN1 is 0 or a power of two."""
+        BN0 = 1 << (self.BN.bit_length() - 1)
+        return BN0, self.BN - BN0
+
     def gluon_ring_bytes(self) -> int:
         """Shared memory of the Gluon forms' ring: ``stages`` slots of an A and a W block (16-bit operands)."""
         return (self.BM + self.BN) * self.BK * 2 * self.stages
@@ -140,7 +147,7 @@ class GemmConfig(Config):
         ``out_bytes``-byte type): 0 where it does not fit beside the ring in one CTA's shared memory. The template
         then stores the tile through the ring's first slots, where every program has one tile (the ring is
         drained when its tile's K loop ends), and from registers otherwise (``templates/gemm_tma.py``)."""
-        cbuf = self.BM * min(self.BN, 128) * out_bytes
+        cbuf = self.BM * min(self.gluon_widths()[0], 128) * out_bytes  # (a second part reuses it)
         return cbuf if self.gluon_ring_bytes() + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
 
     def tile(self, p: Problem) -> tuple[int, int]:
@@ -248,9 +255,11 @@ class GemmConfig(Config):
         for form in (2, 1):
             # (128 x 128 at 6 stages: 225 KB of shared memory with the result's buffer; at 7, 224 KB of ring alone,
             # the result leaving through the ring: on the H100 the warp-specialised form ran T256's fc1 at 82.1 /
-            # 78.6 us against 87.3 at 5, cuBLAS 78.7; bench/kernels/NOTES.md section 33)
+            # 78.6 us against 87.3 at 5, cuBLAS 78.7; bench/kernels/NOTES.md section 33. 96 and 192 columns: a
+            # grid of 128 tiles where 128 x 128 makes 96 (T256's fc1) or 192 (its fc2): section 34)
             for BM, BN, w, st in ((128, 128, 8, 5), (128, 128, 8, 4), (128, 256, 8, 3), (128, 256, 8, 4),
-                                  (128, 128, 4, 5), (128, 128, 8, 6), (128, 128, 8, 7)):
+                                  (128, 128, 4, 5), (128, 128, 8, 6), (128, 128, 8, 7), (128, 192, 8, 4),
+                                  (128, 192, 8, 5), (128, 96, 8, 7), (128, 96, 8, 8)):
                 if p.M >= BM and p.N >= BN:
                     out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st, GLUON=form))
         return out

@@ -11,6 +11,7 @@ stored by TMA.
 * the search space offers the forms only where they may apply; the resources they claim; the tuner's
   ``--only`` filter; a ring too deep for the result's own buffer: the tile through the ring's first slots (one
   tile a program) or from registers;
+* a tile of no power-of-two width (96, 192 columns) in two parts: two W blocks, accumulators and stores;
 * an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
   spills (marked ``aot``);
 * GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
@@ -30,6 +31,9 @@ from test_templates import linear_module, lower_forced, matmul_module, run  # no
 WS = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
 PIPE = GemmConfig(BM=128, BN=256, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=3, GLUON=1)
 DEEP = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=7, GLUON=2)  # 224 KB of ring
+# tiles of no power-of-two width: 128 + 64 and 64 + 32 columns, two accumulators
+WIDE = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
+NARROW = GemmConfig(BM=128, BN=96, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=1)
 
 
 def gluon_source(text, cfg, gluon=True, mode="bulk-sync"):
@@ -73,6 +77,35 @@ def test_pipelined_text_and_kn_weight():
     assert k.count("tma.async_copy_shared_to_global(") == 2 and "gl.split(gl.permute(gl.reshape(" in k
 
 
+def test_tile_of_no_power_of_two_width_in_two_parts():
+    """A 192-column tile (an [N, K] weight, warp-specialised) and a 96-column one (a [K, N] weight, pipelined):
+    W's block in two descriptors and ring buffers, two accumulators with their own wgmma layouts (N 128 / 64,
+    64 / 32), and the epilogue twice, once per part, each stored through its own descriptor (the second part
+    through a view of the first part's buffer)."""
+    k = kernel_text(gluon_source(linear_module([300], 384, 512, "bf16", "gelu"), WIDE))
+    assert "Gluon form does not apply" not in k
+    assert "instr_shape=[16, 128, 16]" in k and "instr_shape=[16, 64, 16]" in k
+    assert "_wbuf1 = gl.allocate_shared_memory(tl.bfloat16, [4, 64, 64], _w1_l)" in k
+    assert "block_shape=[128, 64], layout=_w_l)" in k and "block_shape=[64, 64], layout=_w1_l)" in k
+    # the loader fills both buffers of a slot, at the tile's column and 128 columns on
+    assert "tma.async_copy_global_to_shared(_dw, [c4 * 192, kt * 64]" in k
+    assert "tma.async_copy_global_to_shared(_dw1, [c4 * 192 + 128, kt * 64]" in k
+    assert k.count("= warpgroup_mma(") == 2 and "warpgroup_mma_wait(num_outstanding=2, deps=(" in k
+    # each part's epilogue: its own bias columns, GELU, its store
+    assert re.search(r"tl\.load\(arg2 \+ \(192 \* c4 \+ o\d+\)\)", k)
+    assert re.search(r"tl\.load\(arg2 \+ \(192 \* c4 \+ o\d+ \+ 128\)\)", k)
+    assert k.count("tl.erf(") == 2
+    assert "_cbuf0p128 = _cbuf0._reinterpret(tl.bfloat16, [128, 64], _c0p128_l)" in k
+    assert "tma.async_copy_shared_to_global(_dc0, [c2 * 128, c4 * 192 + 0], _cbuf0)" in k
+    assert "tma.async_copy_shared_to_global(_dc0p128, [c2 * 128, c4 * 192 + 128], _cbuf0p128)" in k
+    n = kernel_text(gluon_source(matmul_module([300], 512, 384, "bf16"), NARROW))
+    assert "Gluon form does not apply" not in n and "gl.warp_specialize(" not in n
+    assert "instr_shape=[16, 64, 16]" in n and "instr_shape=[16, 32, 16]" in n
+    assert "block_shape=[64, 64], layout=_w_l)" in n and "block_shape=[64, 32], layout=_w1_l)" in n
+    assert re.search(r"tma\.async_copy_global_to_shared\(_dw1, \[[^,]+, c\d+ \* 96 \+ 64\]", n)
+    assert ".permute((1, 0))" not in n
+
+
 @pytest.mark.parametrize("why,text,cfg", [
     ("operands of type ['f32']", linear_module([300], 256, 192, "f32", ""), WS),
     ("not 16-byte aligned", linear_module([300], 256, 36, "bf16", ""), WS),
@@ -86,9 +119,11 @@ def test_falls_back_to_the_triton_form(why, text, cfg):
     assert "Triton form of the gemm (the Gluon form does not apply:" in src and why in src, why
 
 
-def test_interpreter_runs_the_triton_form(tmp_path):
-    """Under Triton's interpreter (no Gluon) a GLUON config is its Triton form, and computes the reference."""
-    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2, GLUON=2)
+@pytest.mark.parametrize("BN", [32, 48])
+def test_interpreter_runs_the_triton_form(tmp_path, BN):
+    """Under Triton's interpreter (no Gluon) a GLUON config is its Triton form, and computes the reference (a
+    tile of no power-of-two width too: its axis padded and clamped)."""
+    cfg = GemmConfig(BM=32, BN=BN, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2, GLUON=2)
     src = run(linear_module([70], 48, 96, "bf16", "gelu"), cfg, "bulk-sync", tmp_path, "bf16", 5)
     assert "@gluon.jit" not in src and "_dot_lp(" in src
 
@@ -141,7 +176,8 @@ def test_tuner_only_filter():
 
 
 @pytest.mark.aot
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP], ids=["ws", "pipelined", "ws-7-stages"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW], ids=["ws", "pipelined", "ws-7-stages", "ws-192",
+                                                                    "pipelined-96"])
 def test_compiles_for_sm90(cfg):
     from kitsune.codegen.aot import compile_source_in_subprocess
 
@@ -158,7 +194,8 @@ def test_compiles_for_sm90(cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP], ids=["ws", "pipelined", "ws-7-stages"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW], ids=["ws", "pipelined", "ws-7-stages", "ws-192",
+                                                                    "pipelined-96"])
 @pytest.mark.parametrize("kind", ["linear", "matmul"])
 def test_on_gpu(tmp_path, cfg, kind):
     """Both forms against the reference interpreter (fp32 math of bf16 inputs) on a shape whose rows and columns

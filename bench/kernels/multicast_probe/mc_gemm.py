@@ -113,20 +113,27 @@ def _cluster_tile(ct, num_cm, m_r, n_r, BM: gl.constexpr, BN: gl.constexpr, CM: 
 
 
 @gluon.jit
-def _issue(a_desc, w_desc, a_bufs, w_bufs, bars, step, off_m, off_n, k, pred, m_r, n_r,
-           BM: gl.constexpr, BN: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
-           MC: gl.constexpr):
+def _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, bars, step, off_m, off_n, k, pred, m_r, n_r,
+           BM: gl.constexpr, BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr,
+           CN: gl.constexpr, MC: gl.constexpr):
+    """Load k-step `step`'s A and W tiles into slot step % S: W's first BN - BN1 rows into w_bufs, the rest into
+    w1_bufs (shared-memory shapes are powers of two: a 96-row W tile is a 64-row and a 32-row buffer)."""
     s = step % S
     bar = bars.index(s)
     mbarrier.expect(bar, BM * a_desc.block_type.shape[1] * 2 + BN * w_desc.block_type.shape[1] * 2, pred=pred)
     PA: gl.constexpr = BM // CN  # rows of A this CTA's row of the cluster shares out
-    PW: gl.constexpr = BN // CM
+    PW: gl.constexpr = w_desc.block_type.shape[0]  # W arrives in pieces of PW rows (BN // CM, or less where BN
+    # is no power of two), piece p loaded by the column's rank p % CM
     for p in gl.static_range(CN):
         tma.async_copy_global_to_shared(a_desc, [off_m + p * PA, k], bar, a_bufs.index(s).slice(p * PA, PA),
                                         pred & ((n_r == p) | (MC == 0)))
-    for p in gl.static_range(CM):
-        tma.async_copy_global_to_shared(w_desc, [off_n + p * PW, k], bar, w_bufs.index(s).slice(p * PW, PW),
-                                        pred & ((m_r == p) | (MC == 0)))
+    BN0: gl.constexpr = BN - BN1
+    for p in gl.static_range(BN // PW):
+        if p * PW < BN0:
+            dst = w_bufs.index(s).slice(p * PW, PW)
+        else:
+            dst = w1_bufs.index(s).slice(p * PW - BN0, PW)
+        tma.async_copy_global_to_shared(w_desc, [off_n + p * PW, k], bar, dst, pred & ((m_r == p % CM) | (MC == 0)))
 
 
 @gluon.jit
@@ -153,8 +160,8 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
         _cluster_arrive(SYNC)
         _cluster_wait(SYNC)
         for i in gl.static_range(S - 2):
-            _issue(a_desc, w_desc, a_bufs, w_bufs, bars, step + i, off_m, off_n, i * BK, i < k_tiles, m_r, n_r,
-                   BM, BN, S, CM, CN, MC)
+            _issue(a_desc, w_desc, a_bufs, w_bufs, w_bufs, bars, step + i, off_m, off_n, i * BK, i < k_tiles, m_r,
+                   n_r, BM, BN, 0, S, CM, CN, MC)
         _cluster_arrive(SYNC)
         acc = gl.zeros([BM, BN], dtype=gl.float32, layout=mma_layout)
         for kt in range(k_tiles):
@@ -165,8 +172,8 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
             acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
             _cluster_wait(SYNC)  # every CTA retired k-step kt - 2: its slot may be refilled, here and by peers
             nk = kt + S - 2
-            _issue(a_desc, w_desc, a_bufs, w_bufs, bars, step + nk, off_m, off_n, nk * BK, nk < k_tiles, m_r, n_r,
-                   BM, BN, S, CM, CN, MC)
+            _issue(a_desc, w_desc, a_bufs, w_bufs, w_bufs, bars, step + nk, off_m, off_n, nk * BK, nk < k_tiles,
+                   m_r, n_r, BM, BN, 0, S, CM, CN, MC)
             _cluster_arrive(SYNC)  # this CTA retired k-step kt - 1
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
         _cluster_wait(SYNC)
@@ -197,8 +204,8 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
 
 
 @gluon.jit
-def _ws_load(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM: gl.constexpr, BN: gl.constexpr,
-             CM: gl.constexpr, CN: gl.constexpr):
+def _ws_load(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM: gl.constexpr, BN: gl.constexpr,
+             BN1: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr):
     """1 warp: fill the ring; a slot is refilled once every CTA whose copy of it this CTA writes released it
     (its empty barrier counts CM x CN arrivals: its own consumers' and, by remote arrive, its peers')."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -211,8 +218,8 @@ def _ws_load(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM: gl.const
         for kt in range(k_tiles):
             s = step % S
             mbarrier.wait(empty.index(s), ((step // S) & 1) ^ 1)
-            _issue(a_desc, w_desc, a_bufs, w_bufs, ready, step, off_m, off_n, kt * BK, True, m_r, n_r,
-                   BM, BN, S, CM, CN, 1)
+            _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, step, off_m, off_n, kt * BK, True, m_r, n_r,
+                   BM, BN, BN1, S, CM, CN, 1)
             step += 1
     # the tail: every slot's last release (this CTA's consumers' and its peers' remote arrives) has landed, so
     # no peer arrives on this CTA's barriers after it leaves
@@ -221,64 +228,165 @@ def _ws_load(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM: gl.const
 
 
 @gluon.jit
-def _ws_mma(a_desc, w_desc, c_desc, c_ptr, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K,
-            EPI: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
-            WARPS: gl.constexpr, DIRECT: gl.constexpr):
+def _store_part(acc, c_desc, c_ptr, c_smem, bias_ptr, off_m, off_n, M, N, EPI: gl.constexpr, layout: gl.constexpr,
+                DIRECT: gl.constexpr):
+    """One column part of a tile's result: epilogue, then a TMA store through c_smem, or (DIRECT 1) from registers."""
+    c = _epilogue(acc, bias_ptr, off_n, N, EPI, layout).to(c_desc.dtype)
+    if DIRECT == 1:  # from registers: no shared-memory buffer for the result (the ring takes it all)
+        offs_m = off_m + gl.arange(0, acc.shape[0], layout=gl.SliceLayout(1, layout))
+        offs_n = off_n + gl.arange(0, acc.shape[1], layout=gl.SliceLayout(0, layout))
+        ptrs = c_ptr + gl.expand_dims(offs_m, 1) * N + gl.expand_dims(offs_n, 0)
+        gl.store(ptrs, c, mask=(gl.expand_dims(offs_m, 1) < M) & (gl.expand_dims(offs_n, 0) < N))
+    else:
+        c_smem.store(c)
+        fence_async_shared()
+        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+
+
+@gluon.jit
+def _rs_step(a_smem, w_smem, w1_smem, acc, acc1, a_old, a_old1, use_acc, a_dot: gl.constexpr, a1_dot: gl.constexpr,
+             BN1: gl.constexpr):
+    """One k-step with A through registers: load A, issue the wgmma(s), retire the k-step before (whose A
+    registers, a_old, stay live until here). Returns the accumulators and this k-step's A registers."""
+    a_new = a_smem.load(a_dot)
+    acc = warpgroup_mma(a_new, w_smem.permute((1, 0)), acc, use_acc=use_acc, is_async=True)
+    if BN1 > 0:
+        a_new1 = gl.convert_layout(a_new, a1_dot)
+        acc1 = warpgroup_mma(a_new1, w1_smem.permute((1, 0)), acc1, use_acc=use_acc, is_async=True)
+        acc, acc1, a_old, a_old1 = warpgroup_mma_wait(num_outstanding=2, deps=(acc, acc1, a_old, a_old1))
+    else:
+        a_new1 = a_new
+        acc, a_old = warpgroup_mma_wait(num_outstanding=1, deps=(acc, a_old))
+        acc1 = acc
+    return acc, acc1, a_new, a_new1
+
+
+@gluon.jit
+def _ws_mma(a_desc, w_desc, c_desc, c1_desc, c_ptr, bias_ptr, a_bufs, w_bufs, w1_bufs, ready, empty, c_smem, c1_smem,
+            M, N, K,
+            EPI: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr, BN1: gl.constexpr, CM: gl.constexpr,
+            CN: gl.constexpr, WARPS: gl.constexpr, DIRECT: gl.constexpr, RS: gl.constexpr):
+    """BN = BN0 + BN1 columns a tile: a power-of-two part and, where BN is none (96 = 64 + 32), a second one with
+    its own accumulator, wgmma and store (Gluon's register tensors are powers of two; wgmma's N need not be).
+
+    RS 1: A goes from shared memory into registers once a k-step and both wgmmas read it there, so the two parts
+    read A's bytes from shared memory once, not twice (see the loop for how its registers are kept safe)."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
     S: gl.constexpr = a_bufs.shape[0]
+    BN0: gl.constexpr = BN - BN1
     mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
-                                                         instr_shape=[16, BN, 16])
+                                                         instr_shape=[16, BN0, 16])
+    mma1_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
+                                                          instr_shape=[16, max(BN1, 8), 16])
+    a_dot: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a1_dot: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma1_layout, k_width=2)
     m_r, n_r, first, end, stride, num_cm = _cluster_walk(M, N, BM, BN, CM, CN)
     k_tiles = gl.cdiv(K, BK)
     step = 0
     for ct in range(first, end, stride):
         off_m, off_n = _cluster_tile(ct, num_cm, m_r, n_r, BM, BN, CM, CN)
-        acc = gl.zeros([BM, BN], dtype=gl.float32, layout=mma_layout)
-        for kt in range(k_tiles):
-            s = step % S
-            mbarrier.wait(ready.index(s), (step // S) & 1)
-            acc = warpgroup_mma(a_bufs.index(s), w_bufs.index(s).permute((1, 0)), acc, use_acc=kt > 0,
-                                is_async=True)
-            acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
-            gl.thread_barrier()
-            # the compile stage makes this arrive also reach the same slot's empty barrier in every peer
-            mbarrier.arrive(empty.index((step + S - 1) % S), pred=kt > 0)
-            step += 1
-        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        acc = gl.zeros([BM, BN0], dtype=gl.float32, layout=mma_layout)
+        if BN1 > 0:
+            acc1 = gl.zeros([BM, BN1], dtype=gl.float32, layout=mma1_layout)
+        else:
+            acc1 = acc
+        if RS == 1:
+            # two k-steps an iteration, each with its own A registers: the ldmatrix of a k-step overwrites the
+            # registers of the k-step before the last, whose wgmmas the last k-step's wait retired. (One set of
+            # registers carried from k-step to k-step does not work: the loop's copy keeps the old value alive, but
+            # the next ldmatrix overwrites the registers the in-flight wgmma reads: wrong results on the H100.)
+            a1 = gl.zeros([BM, BK], dtype=a_desc.dtype, layout=a_dot)
+            if BN1 > 0:
+                a11 = gl.convert_layout(a1, a1_dot)
+            else:
+                a11 = a1
+            for kt in range(0, k_tiles - 1, 2):
+                mbarrier.wait(ready.index(step % S), (step // S) & 1)
+                acc, acc1, a0, a01 = _rs_step(a_bufs.index(step % S), w_bufs.index(step % S),
+                                              w1_bufs.index(step % S), acc, acc1, a1, a11, kt > 0, a_dot, a1_dot, BN1)
+                gl.thread_barrier()
+                mbarrier.arrive(empty.index((step + S - 1) % S), pred=kt > 0)
+                step += 1
+                mbarrier.wait(ready.index(step % S), (step // S) & 1)
+                acc, acc1, a1, a11 = _rs_step(a_bufs.index(step % S), w_bufs.index(step % S),
+                                              w1_bufs.index(step % S), acc, acc1, a0, a01, True, a_dot, a1_dot, BN1)
+                gl.thread_barrier()
+                mbarrier.arrive(empty.index((step + S - 1) % S))
+                step += 1
+            if k_tiles % 2 == 1:
+                mbarrier.wait(ready.index(step % S), (step // S) & 1)
+                acc, acc1, a0, a01 = _rs_step(a_bufs.index(step % S), w_bufs.index(step % S),
+                                              w1_bufs.index(step % S), acc, acc1, a1, a11, k_tiles > 1, a_dot,
+                                              a1_dot, BN1)
+                gl.thread_barrier()
+                mbarrier.arrive(empty.index((step + S - 1) % S), pred=k_tiles > 1)
+                step += 1
+        else:
+            for kt in range(k_tiles):
+                s = step % S
+                mbarrier.wait(ready.index(s), (step // S) & 1)
+                if BN1 > 0:
+                    acc = warpgroup_mma(a_bufs.index(s), w_bufs.index(s).permute((1, 0)), acc, use_acc=kt > 0,
+                                        is_async=True)
+                    acc1 = warpgroup_mma(a_bufs.index(s), w1_bufs.index(s).permute((1, 0)), acc1, use_acc=kt > 0,
+                                         is_async=True)
+                    acc, acc1 = warpgroup_mma_wait(num_outstanding=2, deps=(acc, acc1))
+                else:
+                    acc = warpgroup_mma(a_bufs.index(s), w_bufs.index(s).permute((1, 0)), acc, use_acc=kt > 0,
+                                        is_async=True)
+                    acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
+                gl.thread_barrier()
+                # the compile stage makes this arrive also reach the same slot's empty barrier in every peer
+                mbarrier.arrive(empty.index((step + S - 1) % S), pred=kt > 0)
+                step += 1
+        if BN1 > 0:
+            acc, acc1 = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc1))
+        else:
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
         gl.thread_barrier()
         mbarrier.arrive(empty.index((step + S - 1) % S))
-        c = _epilogue(acc, bias_ptr, off_n, N, EPI, mma_layout).to(c_desc.dtype)
-        if DIRECT == 1:  # from registers: no shared-memory buffer for the result (the ring takes it all)
-            offs_m = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout))
-            offs_n = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, mma_layout))
-            ptrs = c_ptr + gl.expand_dims(offs_m, 1) * N + gl.expand_dims(offs_n, 0)
-            gl.store(ptrs, c, mask=(gl.expand_dims(offs_m, 1) < M) & (gl.expand_dims(offs_n, 0) < N))
-        else:
+        if DIRECT != 1:
             tma.store_wait(pendings=0)
-            c_smem.store(c)
-            fence_async_shared()
-            tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+        _store_part(acc, c_desc, c_ptr, c_smem, bias_ptr, off_m, off_n, M, N, EPI, mma_layout, DIRECT)
+        if BN1 > 0:
+            _store_part(acc1, c1_desc, c_ptr, c1_smem, bias_ptr, off_m, off_n + BN0, M, N, EPI, mma1_layout, DIRECT)
     if DIRECT != 1:
         tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, c_ptr, EPI: gl.constexpr, BM: gl.constexpr,
-                      BN: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr, MC: gl.constexpr,
-                      SYNC: gl.constexpr, DIRECT: gl.constexpr, num_warps: gl.constexpr):
-    """Warp-specialised form (BN <= 128): a 1-warp loader partition, num_warps wgmma warps."""
+def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, c1_desc, bias_ptr, M, N, K, c_ptr, EPI: gl.constexpr, BM: gl.constexpr,
+                      BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
+                      MC: gl.constexpr, SYNC: gl.constexpr, DIRECT: gl.constexpr, RS: gl.constexpr,
+                      num_warps: gl.constexpr):
+    """Warp-specialised form (BN <= 128, or 64 + 32): a 1-warp loader partition, num_warps wgmma warps."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
+    BN0: gl.constexpr = BN - BN1
     a_bufs = gl.allocate_shared_memory(dtype, [S, BM, BK], gl.NVMMASharedLayout.get_default_for([BM, BK], dtype))
-    w_bufs = gl.allocate_shared_memory(dtype, [S, BN, BK], gl.NVMMASharedLayout.get_default_for([BN, BK], dtype))
+    w_bufs = gl.allocate_shared_memory(dtype, [S, BN0, BK], w_desc.layout)
+    if BN1 > 0:
+        w1_bufs = gl.allocate_shared_memory(dtype, [S, BN1, BK], w_desc.layout)
+    else:
+        w1_bufs = w_bufs
     if DIRECT == 1:
         c_smem = a_bufs  # (unused)
+        c1_smem = a_bufs
     elif DIRECT == 2:
         # one tile per CTA (the host guarantees it): once its K loop is done, no load is in flight and every
-        # wgmma has retired, so the result leaves through the A ring's first slots
+        # wgmma has retired, so the result leaves through the A ring's first slots (its second part after the first)
         c_smem = a_bufs._reinterpret(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+        if BN1 > 0:
+            c1_smem = a_bufs.index(BN0 // BK)._reinterpret(c1_desc.dtype, c1_desc.block_type.shape,
+                                                           c1_desc.layout)
+        else:
+            c1_smem = c_smem
     else:
         c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+        if BN1 > 0:
+            c1_smem = gl.allocate_shared_memory(c1_desc.dtype, c1_desc.block_type.shape, c1_desc.layout)
+        else:
+            c1_smem = c_smem
     ready = gl.allocate_shared_memory(gl.int64, [S, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [S, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(S):
@@ -287,9 +395,9 @@ def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, c_ptr, EPI: gl.
     if CM * CN > 1:  # (the compile stage gives the worker warps their side of it; alone they would never arrive)
         _cluster_sync_after_init()
     gl.warp_specialize([
-        (_ws_mma, (a_desc, w_desc, c_desc, c_ptr, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, M, N, K, EPI, BM,
-                   BN, CM, CN, num_warps, DIRECT)),
-        (_ws_load, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, BM, BN, CM, CN)),
+        (_ws_mma, (a_desc, w_desc, c_desc, c1_desc, c_ptr, bias_ptr, a_bufs, w_bufs, w1_bufs, ready, empty, c_smem,
+                   c1_smem, M, N, K, EPI, BM, BN, BN1, CM, CN, num_warps, DIRECT, RS)),
+        (_ws_load, (a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM, BN, BN1, CM, CN)),
     ], [1], [24])
 
 
@@ -318,7 +426,7 @@ def _ws_patch(ptx: str, kname: str, cm: int, cn: int, counts: dict) -> str:
     # deadlock. The loader needs no wait of its own: it starts after its default warps' cluster wait (bar.sync)
     block = f"\tbra.uni {target};\n$L__MC_worker:\n\tbarrier.cluster.arrive.relaxed.aligned;\n"
     ptx = ptx[:label.start()] + block + ptx[label.start():]
-    peers = (["%r_mcp1"] if cm > 1 else []) + (["%r_mcp2"] if cn > 1 else [])
+    peers = [f"%r_mcp{i}" for i in range(cm + cn - 2)]
 
     def remote(m):
         pred, addr = m.group(1) or "", m.group(2)
@@ -331,6 +439,23 @@ def _ws_patch(ptx: str, kname: str, cm: int, cn: int, counts: dict) -> str:
 
     return re.sub(r"^\s*(@!?%p\d+\s+)?mbarrier\.arrive\.shared::cta\.b64\s+_,\s*\[(%r\d+)\];", remote, ptx,
                   flags=re.M)
+
+
+def _peer_ranks(cm: int, cn: int) -> str:
+    """PTX computing %r_mcp0 .. %r_mcp{cm + cn - 3}: the ranks that write into this CTA's ring (from %r_mc1 = n_r,
+    %r_mc2 = m_r, %r_mc3 = CM n_r): the column's other CM - 1 (W pieces), then the row's other CN - 1 (A pieces).
+    Each release of a slot arrives on their empty barriers too."""
+    n = cm + cn - 2
+    if n == 0:
+        return ""
+    out = f"\t.reg .b32 %r_mcp<{n}>, %r_mcra<{n}>, %r_mct;\n"
+    for i in range(1, cm):
+        out += (f"\tadd.u32 %r_mct, %r_mc2, {i};\n\trem.u32 %r_mct, %r_mct, {cm};\n"
+                f"\tadd.u32 %r_mcp{i - 1}, %r_mct, %r_mc3;\n")
+    for j in range(1, cn):
+        out += (f"\tadd.u32 %r_mct, %r_mc1, {j};\n\trem.u32 %r_mct, %r_mct, {cn};\n"
+                f"\tmad.lo.u32 %r_mcp{cm - 2 + j}, %r_mct, {cm}, %r_mc2;\n")
+    return out
 
 
 def multicast_ptx(ptx: str, cm: int, cn: int, ws: bool = False) -> tuple[str, dict]:
@@ -351,8 +476,8 @@ def multicast_ptx(ptx: str, cm: int, cn: int, ws: bool = False) -> tuple[str, di
                 params[m.group(1)] = params[m.group(2)]
     # the tensor-map parameters in order: A's, W's, C's (each descriptor also passes its shape and strides)
     descs = [int(i) for i in re.findall(r"\.param \.align 64 \.b8 " + kname + r"_param_(\d+)\[128\]", ptx)]
-    if len(descs) != 3:
-        raise RuntimeError(f"expected 3 tensor-map parameters, found {descs}")
+    if len(descs) < 3:
+        raise RuntimeError(f"expected 3 or 4 tensor-map parameters (A, W, C[, C1]), found {descs}")
     params = {r: descs.index(i) for r, i in params.items() if i in descs}
     counts = {"A": 0, "W": 0, "other": 0}
 
@@ -383,8 +508,7 @@ def multicast_ptx(ptx: str, cm: int, cn: int, ws: bool = False) -> tuple[str, di
         f"\tshl.b32 %r_mc4, {wmask}, %r_mc3;\n"       # W mask
         f"\tshl.b32 %r_mc5, {amask}, %r_mc2;\n"       # A mask
         "\tcvt.u16.u32 %rs_mcw, %r_mc4;\n\tcvt.u16.u32 %rs_mca, %r_mc5;\n"
-        "\t.reg .b32 %r_mcp1, %r_mcp2, %r_mcra0, %r_mcra1;\n"
-        f"\txor.b32 %r_mcp1, %r_mc0, 1;\n\txor.b32 %r_mcp2, %r_mc0, {cm};\n")
+        + _peer_ranks(cm, cn))
     entry = re.search(r"\.entry\s+" + kname + r"\b[^{]*\{", out)
     if entry is None:
         raise RuntimeError("kernel entry not found in the PTX")
@@ -421,17 +545,24 @@ def compile_config(cfg, epi, arch=90):
     BM, BN, BK, S, CM, CN, warps = (cfg[k] for k in ("BM", "BN", "BK", "S", "CM", "CN", "warps"))
     MC, SYNC, WS, DIRECT = cfg.get("MC", 1), cfg.get("SYNC", 1), cfg.get("WS", 0), cfg.get("DIRECT", 0)
     bf16 = gl.bfloat16
+    BN1, WP = split_width(cfg)
     la = gl.NVMMASharedLayout.get_default_for([BM // CN, BK], bf16)
-    lw = gl.NVMMASharedLayout.get_default_for([BN // CM, BK], bf16)
-    CB = min(BN, 128)  # the result leaves in column pieces of CB
+    lw = gl.NVMMASharedLayout.get_default_for([WP, BK], bf16)
+    CB = min(BN - BN1, 128)  # the result leaves in column pieces of CB (and BN1)
     lc = gl.NVMMASharedLayout.get_default_for([BM, CB], bf16)
+    lc1 = gl.NVMMASharedLayout.get_default_for([BM, BN1 or CB], bf16)
     td = lambda shape, lay: f"tensordesc<bf16[{shape[0]}, {shape[1]}],{lay!r}>"  # noqa: E731
-    sig = {"a_desc": td([BM // CN, BK], la), "w_desc": td([BN // CM, BK], lw), "c_desc": td([BM, CB], lc),
+    sig = {"a_desc": td([BM // CN, BK], la), "w_desc": td([WP, BK], lw), "c_desc": td([BM, CB], lc),
            "bias_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
     cx = dict(EPI=epi, BM=BM, BN=BN, S=S, CM=CM, CN=CN, MC=MC, SYNC=SYNC, num_warps=warps)
     if WS:
         sig["c_ptr"] = "*bf16"
+        sig["c1_desc"] = td([BM, BN1 or CB], lc1)
         cx["DIRECT"] = DIRECT
+        cx["BN1"] = BN1
+        cx["RS"] = cfg.get("RS", 0)
+    elif BN1:
+        raise ValueError("a tile width of no power of two needs the warp-specialised form (WS=1)")
     for k in cx:
         sig[k] = "constexpr"
     fn = mc_gemm_ws_kernel if WS else mc_gemm_kernel
@@ -451,21 +582,36 @@ def compile_config(cfg, epi, arch=90):
            "multicast_loads": len(re.findall(r"multicast::cluster", ptx)),
            "patch": PATCH_LOG[-1] if PATCH_LOG else None,
            "regs": getattr(ck, "n_regs", None)}
-    return ck, rec, (la, lw, lc)
+    return ck, rec, (la, lw, lc, lc1)
+
+
+def split_width(cfg):
+    """(BN1, WP): a tile of BN columns is BN0 + BN1, BN0 the largest power of two in it (BN1 a power of two or
+    0); W arrives in pieces of WP rows: BN // CM, or BN1 where BN is no power of two (then CM pieces must
+    divide BN // WP)."""
+    BN, CM = cfg["BN"], cfg["CM"]
+    BN0 = 1 << (BN.bit_length() - 1)
+    BN1 = BN - BN0
+    if BN1 & (BN1 - 1):
+        raise ValueError(f"BN {BN}: {BN0} + {BN1}, the second part no power of two")
+    WP = min(BN1, BN // CM) if BN1 else BN // CM
+    if (BN // WP) % CM:
+        raise ValueError(f"BN {BN} in pieces of {WP} does not share out over {CM} CTAs")
+    return BN1, WP
 
 
 def name(c):
     return (f"{c['BM']}x{c['BN']}x{c['BK']} s{c['S']} w{c['warps']} cl{c['CM']}x{c['CN']}"
             + (" ws" if c.get("WS") else f" mc{c['MC']} sync{c['SYNC']}")
-            + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)])
+            + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)] + (f" rs{c['RS']}" if c.get("RS") else ""))
 
 
-def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0):
+def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0, RS=0):
     """MC 0: every CTA loads its whole tiles itself (a cluster launch without multicast); SYNC 0: no cluster
     barrier (with MC 1 a race: a peer may refill a slot still read, so the result is timed, not trusted),
     1: arrive.release / wait.acquire, 2: arrive.relaxed / wait.acquire. WS 1: the warp-specialised form
     (BN <= 128; slots released by remote mbarrier arrives, SYNC unused)."""
-    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT)
+    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT, RS=RS)
 
 
 CONFIG_SETS = {
@@ -503,6 +649,33 @@ CONFIG_SETS = {
         _c(128, 128, 6, 8, 1, 1, WS=1), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 6, 8, 1, 1, WS=1, DIRECT=2),
         _c(128, 128, 7, 8, 2, 1, WS=1, DIRECT=2),
     ],
+    # 96-column tiles (64 + 32): T256 fc1's 128 tiles fill 128 SMs instead of 96 at 128 x 128; with 1 x CN
+    # clusters the CTAs of a row share A by multicast
+    "w96": [
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 6, 8, 1, 1, WS=1),
+        _c(128, 96, 7, 8, 1, 1, WS=1), _c(128, 96, 7, 8, 1, 2, WS=1), _c(128, 96, 7, 8, 1, 4, WS=1),
+        _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 2, WS=1, DIRECT=2),
+        _c(128, 96, 6, 8, 1, 2, WS=1),
+    ],
+    # call C: A through registers (RS) so that a tile's two wgmma parts read it from shared memory once; 192-column
+    # tiles (128 + 64) for the GEMMs whose N makes 128 of them (T256 fc2)
+    "rs": [
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 6, 8, 1, 1, WS=1),
+        _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2, RS=1),
+        _c(128, 96, 7, 8, 1, 1, WS=1, RS=1), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2, RS=1),
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, RS=1), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2),
+        _c(128, 192, 4, 8, 1, 1, WS=1, RS=1),
+    ],
+    # call E: RS with two register sets (a k-step's ldmatrix no longer overwrites an in-flight wgmma's A)
+    "rs2": [
+        _c(128, 128, 6, 8, 1, 1, WS=1), _c(128, 128, 6, 8, 1, 1, WS=1, RS=1),
+        _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2, RS=1),
+        _c(128, 96, 7, 8, 1, 1, WS=1, RS=1),
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, RS=1),
+        _c(128, 192, 4, 8, 1, 1, WS=1, RS=1), _c(128, 192, 4, 8, 1, 1, WS=1),
+    ],
+    # call B: ncu of the shipped T256 fc1 form and the 96-column one, beside cuBLAS's kernel
+    "ncu": [_c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2)],
 }
 CONFIGS = list(CONFIG_SETS["relaxed"])
 SHAPES = {
@@ -544,8 +717,11 @@ def max_active_clusters(ck, cs, warps):
         return f"{type(ex).__name__}: {str(ex)[:80]}"
 
 
-def run_gpu(out_path, shapes, reps):
+def run_gpu(out_path, shapes, reps, a_graph=False):
+    """a_graph: also time both sides as CUDA-graph replays (graphtime.graph_us, the kernel table's way), the peer as
+    F.linear (+ F.gelu) and as F.linear alone."""
     import torch
+    from graphtime import graph_us
     import torch.nn.functional as F
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
     from triton.testing import do_bench
@@ -589,18 +765,25 @@ def run_gpu(out_path, shapes, reps):
         st["i"] = 0
         err0 = float((peer().float() - ref).abs().max())
         peer_us = do_bench(peer, warmup=25, rep=100, return_mode="median") * 1e3
-        recs.append({"shape": sname, "config": "cuBLAS", "us": round(peer_us, 2), "max_err": err0})
-        print(f"{sname:<10} {'cuBLAS (F.linear)':<28} {peer_us:8.1f} {1.0:8.2f} {err0:.3g}")
+        peer_graph = graph_us(peer) if a_graph else float("nan")
+        lin_graph = graph_us(lambda: F.linear(a, ws[0], bias)) if a_graph else float("nan")
+        recs.append({"shape": sname, "config": "cuBLAS", "us": round(peer_us, 2), "max_err": err0,
+                     "graph_us": round(peer_graph, 2), "linear_alone_graph_us": round(lin_graph, 2)})
+        print(f"{sname:<10} {'cuBLAS (F.linear)':<28} {peer_us:8.1f} {1.0:8.2f} {err0:.3g}  graph {peer_graph:.1f}, "
+              f"linear alone {lin_graph:.1f}")
         for c in CONFIGS:
             key = (name(c), epi)
             if key not in kernels:
                 continue
-            ck, rec, (la, lw, lc) = kernels[key]
+            ck, rec, (la, lw, lc, lc1) = kernels[key]
+            BN1, WP = split_width(c)
             r = {"shape": sname, "config": key[0], "shared": rec["shared"], "patch": rec["patch"]}
             try:
                 a_d = TensorDescriptor.from_tensor(a, [c["BM"] // c["CN"], c["BK"]], la)
-                w_ds = [TensorDescriptor.from_tensor(w, [c["BN"] // c["CM"], c["BK"]], lw) for w in ws]
-                c_d = TensorDescriptor.from_tensor(out, [c["BM"], min(c["BN"], 128)], lc)
+                w_ds = [TensorDescriptor.from_tensor(w, [WP, c["BK"]], lw) for w in ws]
+                CB = min(c["BN"] - BN1, 128)
+                c_d = TensorDescriptor.from_tensor(out, [c["BM"], CB], lc)
+                c1_d = TensorDescriptor.from_tensor(out, [c["BM"], BN1 or CB], lc1)
                 cs = c["CM"] * c["CN"]
                 ctiles = triton.cdiv(M, c["BM"] * c["CM"]) * triton.cdiv(N, c["BN"] * c["CN"])
                 launch = ck[(1, 1, 1)]  # loads the module, so that ck.function exists
@@ -614,18 +797,20 @@ def run_gpu(out_path, shapes, reps):
                 launch = ck[grid]
 
                 if c.get("WS"):
-                    cx = (out, epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["DIRECT"],
-                          c["warps"])
+                    cx = (out, epi, c["BM"], c["BN"], BN1, c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"],
+                          c["DIRECT"], c.get("RS", 0), c["warps"])
+                    cds = (c_d, c1_d)
                 else:
                     cx = (epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["warps"])
+                    cds = (c_d, )
 
                 def fn(i=[0]):
-                    launch(a_d, w_ds[i[0] % ncopy], c_d, bias, M, N, K, *cx)
+                    launch(a_d, w_ds[i[0] % ncopy], *cds, bias, M, N, K, *cx)
                     i[0] += 1
 
                 out.zero_()
                 dog.arm(f"{sname} {key[0]}")
-                launch(a_d, w_ds[0], c_d, bias, M, N, K, *cx)
+                launch(a_d, w_ds[0], *cds, bias, M, N, K, *cx)
                 torch.cuda.synchronize()
                 dog.disarm()
                 d = (out.float() - ref).abs()
@@ -636,10 +821,14 @@ def run_gpu(out_path, shapes, reps):
                 if (ok or racy) and M * N * K > 1e9:
                     dog.arm(f"{sname} {key[0]} timing")
                     us = min(do_bench(fn, warmup=25, rep=100, return_mode="median") for _ in range(reps)) * 1e3
-                    dog.disarm()
                     r.update(us=round(us, 2), x_cublas=round(peer_us / us, 3))
+                    if a_graph:
+                        gus = graph_us(fn)
+                        r.update(graph_us=round(gus, 2), x_linear_alone_graph=round(lin_graph / gus, 3))
+                    dog.disarm()
                 print(f"{sname:<10} {key[0]:<28} {r.get('us', float('nan')):8.1f} {r.get('x_cublas', float('nan')):8.2f} "
-                      f"{'ok' if ok else 'WRONG'} {r['max_err']:.3g} grid {grid[0]} x {cs} (resident {resident})")
+                      f"{'ok' if ok else 'WRONG'} {r['max_err']:.3g} grid {grid[0]} x {cs} (resident {resident})"
+                      f" graph {r.get('graph_us', float('nan')):.1f}")
             except Exception as ex:  # noqa: BLE001
                 r.update(ok=False, error=f"{type(ex).__name__}: {str(ex)[:300]}")
                 print(f"{sname:<10} {key[0]:<28} ERROR {r['error']}")
@@ -658,12 +847,13 @@ def main(argv=None):
     ap.add_argument("--out")
     ap.add_argument("--shapes", default="odd,T256_fc1,T256_fc2,T1024_fc1,T1024_fc2")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--graph", action="store_true", help="also time CUDA-graph replays (peer: F.linear alone too)")
     ap.add_argument("--configs", default="relaxed", choices=sorted(CONFIG_SETS))
     a = ap.parse_args(argv)
     CONFIGS[:] = CONFIG_SETS[a.configs]
     if a.aot:
         return run_aot()
-    return run_gpu(a.out, a.shapes.split(","), a.reps)
+    return run_gpu(a.out, a.shapes.split(","), a.reps, a.graph)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale
 from kitsune.codegen.triton_gen.stage import work_item_loop
 from kitsune.codegen.triton_gen.syntax import TL
 from kitsune.codegen.triton_gen.templates.chain_tma import AXES_MARK
@@ -52,9 +53,11 @@ class GemmTmaGen:
         self.form = int(cfg.get("GLUON", 0))
         self.S = int(cfg.get("stages", 3))
         self.BM, self.BN, self.BK = int(cfg.get("BM", 128)), int(cfg.get("BN", 128)), int(cfg.get("BK", 64))
+        self.BN0, self.BN1 = GemmConfig(BN=self.BN).gluon_widths()  # columns: a power of two (+ a second part)
         self.warps = int(g.kernel.warps)
         self.fn = g.fn_name()
-        self.cbufs: list[tuple[str, str, str]] = []  # (buffer, descriptor, output) of results stored by TMA
+        self.cbufs: list[tuple[str, str, str]] = []  # (buffer, descriptor, output) of result parts stored by TMA
+        self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}`` (its later parts: views of it)
         self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
 
     def fail(self, why: str):
@@ -71,7 +74,7 @@ class GemmTmaGen:
             self.fail(f"GLUON={self.form} (1: pipelined, 2: warp-specialised)")
         if st.split != 1 or st.pushes or st.pops or not st.stores or any(w for _, _, w in st.stores):
             self.fail("a split, queue traffic or a whole-tensor result")
-        if self.S < 2 or self.BK != BK_TMA or self.BM not in (64, 128) or self.BN not in (64, 128, 256):
+        if self.S < 2 or self.BK != BK_TMA or self.BM not in (64, 128) or self.BN not in (64, 96, 128, 192, 256):
             self.fail(f"a {self.BM} x {self.BN} x {self.BK} tile at {self.S} stages")
         if self.BM // 16 < self.warps:
             self.fail(f"{self.warps} warps for {self.BM} rows (wgmma: 16 rows a warp)")
@@ -100,19 +103,21 @@ class GemmTmaGen:
     # ---- code
     def prelude(self, lay) -> list[str]:
         """Depth-0 lines of the stage function: layouts, descriptors, the ring and its barriers."""
-        st, BM, BN, BK, S, dt = self.st, self.BM, self.BN, self.BK, self.S, self.dt
+        st, BM, BK, S, dt = self.st, self.BM, self.BK, self.S, self.dt
         M, K = tensor_shape(lay.a.type)
-        wblock = [BN, BK] if lay.w_nk else [BK, BN]
         wshape = [lay.N, lay.K] if lay.w_nk else [lay.K, lay.N]
-        out = [f"_a_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{BM}, {BK}], {dt})",
-               f"_w_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wblock}, {dt})",
-               f"_da = tma.make_tensor_descriptor({st.args[lay.a]}, shape=[{M}, {K}], strides=[{K}, 1], "
-               f"block_shape=[{BM}, {BK}], layout=_a_l)",
-               f"_dw = tma.make_tensor_descriptor({st.args[lay.w]}, shape={wshape}, strides=[{wshape[1]}, 1], "
-               f"block_shape={wblock}, layout=_w_l)",
-               f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)",
-               f"_wbuf = gl.allocate_shared_memory({dt}, [{S}, {wblock[0]}, {wblock[1]}], _w_l)",
-               f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())"]
+        # W's block of the tile's columns; where they are no power of two, two blocks (descriptors, ring buffers)
+        wblocks = [("", [n, BK] if lay.w_nk else [BK, n]) for n in (self.BN0, ) if n]
+        wblocks += [("1", [n, BK] if lay.w_nk else [BK, n]) for n in (self.BN1, ) if n]
+        out = [f"_a_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{BM}, {BK}], {dt})"]
+        out += [f"_w{x}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wb}, {dt})" for x, wb in wblocks]
+        out.append(f"_da = tma.make_tensor_descriptor({st.args[lay.a]}, shape=[{M}, {K}], strides=[{K}, 1], "
+                   f"block_shape=[{BM}, {BK}], layout=_a_l)")
+        out += [f"_dw{x} = tma.make_tensor_descriptor({st.args[lay.w]}, shape={wshape}, strides=[{wshape[1]}, 1], "
+                f"block_shape={wb}, layout=_w{x}_l)" for x, wb in wblocks]
+        out.append(f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)")
+        out += [f"_wbuf{x} = gl.allocate_shared_memory({dt}, [{S}, {wb[0]}, {wb[1]}], _w{x}_l)" for x, wb in wblocks]
+        out.append(f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
         if self.form == 2:
             out.append(f"_empty = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
         out.append(f"for _i in gl.static_range({S}):")
@@ -133,48 +138,62 @@ class GemmTmaGen:
         em.emit(f"mbarrier.expect(_ready.index({s}), {nbytes}{p})", depth)
         em.emit(f"tma.async_copy_global_to_shared(_da, [{cm} * {self.BM}, {k}], _ready.index({s}), "
                 f"_abuf.index({s}){p})", depth)
-        wc = f"[{cn} * {self.BN}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}]"
-        em.emit(f"tma.async_copy_global_to_shared(_dw, {wc}, _ready.index({s}), _wbuf.index({s}){p})", depth)
+        for sfx, off in (("", ""), ("1", f" + {self.BN0}")) if self.BN1 else (("", ""), ):
+            wc = f"[{cn} * {self.BN}{off}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}{off}]"
+            em.emit(f"tma.async_copy_global_to_shared(_dw{sfx}, {wc}, _ready.index({s}), _wbuf{sfx}.index({s}){p})",
+                    depth)
 
-    def store_tma(self, buf: str, tv: TV, rows: str, cols: str, cm: str, cn: str) -> bool:
-        """Store the tile's result ``tv`` into the row-major matrix ``buf`` by TMA from a shared-memory buffer of
-        at most 128 columns (a 256-column tile in two halves), asynchronously: the copy runs during the next
-        tile's K loop and is waited for only before the buffer is written again. False where it does not apply
-        (the caller stores from registers): a value that does not vary along both tile axes, an output whose row
-        pitch is not 16-byte aligned."""
+    def store_tma(self, buf: str, tv: TV, rows: str, cols: str, cm: str, cn: str, off: int = 0,
+                  width: int | None = None) -> bool:
+        """Store the tile's result ``tv`` (its columns ``off`` .. ``off + width`` of the tile: a part, where the
+        tile's width is no power of two) into the row-major matrix ``buf`` by TMA from a shared-memory buffer of
+        at most 128 columns (a 256-column tile in two halves; a second part through a view of the first part's
+        buffer), asynchronously: the copy runs during the next tile's K loop and is waited for only before the
+        buffer is written again. False where it does not apply (the caller stores from registers): a value that
+        does not vary along both tile axes, an output whose row pitch is not 16-byte aligned."""
         b, em = self.b, self.b.em
+        width = width or self.BN
         t = self.g.gen.plan.tensors[buf]
         if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) != 2 or (t.shape[1] * ELEM_BYTES[t.dtype]) % 16 \
                 or tv.frame != (rows, cols) or tv.const is not None:
             return False
-        half = min(self.BN, 128)
-        n = len(self.cbufs)
-        cbuf, desc, odt = f"_cbuf{n}", f"_dc{n}", TL[t.dtype]
-        place = self.result_buffer(ELEM_BYTES[t.dtype], n)
-        if place is None:
-            return False
-        self.cbufs.append((cbuf, desc, buf))
-        self.cprelude += [
-            f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
-            f"{cbuf} = " + (f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)" if place == "own" else
-                            f"_abuf._reinterpret({odt}, [{self.BM}, {half}], _c{n}_l)  # {place}"),
+        half, odt = min(width, 128), TL[t.dtype]
+        n = self.cbase.get(buf)
+        if n is None:  # the output's buffer: its first part's width
+            n = len(self.cbase)
+            place = self.result_buffer(ELEM_BYTES[t.dtype], n)
+            if place is None:
+                return False
+            self.cbase[buf] = n
+            self.cprelude += [
+                f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
+                f"_cbuf{n} = " + (f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)" if place == "own"
+                                  else f"_abuf._reinterpret({odt}, [{self.BM}, {half}], _c{n}_l)  # {place}")]
+            view, lay, desc = f"_cbuf{n}", f"_c{n}_l", f"_dc{n}"
+        else:  # a later part: a narrower view of the same buffer, a descriptor of its block
+            view, lay, desc = f"_cbuf{n}p{off}", f"_c{n}p{off}_l", f"_dc{n}p{off}"
+            self.cprelude += [
+                f"{lay}: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
+                f"{view} = _cbuf{n}._reinterpret({odt}, [{self.BM}, {half}], {lay})"]
+        self.cbufs.append((view, desc, buf))
+        self.cprelude.append(
             f"{desc} = tma.make_tensor_descriptor({buf}, shape=[{t.shape[0]}, {t.shape[1]}], strides=[{t.shape[1]}, 1], "
-            f"block_shape=[{self.BM}, {half}], layout=_c{n}_l)"]
+            f"block_shape=[{self.BM}, {half}], layout={lay})")
         h = b.fresh("h")
         em.emit(f"{h} = ({tv.code}).to({odt})", 1)
         parts = [h]
-        if half != self.BN:
+        if half != width:
             parts = [f"{h}0", f"{h}1"]
             em.emit(f"{h}0, {h}1 = gl.split(gl.permute(gl.reshape({h}, [{self.BM}, 2, {half}]), [0, 2, 1]))", 1)
         for j, x in enumerate(parts):
             # the copy before has read the buffer (its issuing thread waits; the barrier tells the others)
             em.emit("tma.store_wait(pendings=0)", 1)
             em.emit("gl.thread_barrier()", 1)
-            em.emit(f"{cbuf}.store({x})", 1)
+            em.emit(f"{view}.store({x})", 1)
             em.emit("fence_async_shared()", 1)
             em.emit("gl.thread_barrier()  # every thread's part of the tile is in shared memory", 1)
-            em.emit(f"tma.async_copy_shared_to_global({desc}, [{cm} * {self.BM}, {cn} * {self.BN} + {j * half}], "
-                    f"{cbuf})", 1)
+            em.emit(f"tma.async_copy_shared_to_global({desc}, [{cm} * {self.BM}, {cn} * {self.BN} + "
+                    f"{off + j * half}], {view})", 1)
         return True
 
     def result_buffer(self, out_bytes: int, n: int) -> str | None:
@@ -186,31 +205,47 @@ class GemmTmaGen:
         if cfg.gluon_result_buffer(out_bytes):
             return "own"
         a_ring = self.S * self.BM * self.BK * 2
-        if n == 0 and self.st.work_items <= self.st.programs and a_ring >= self.BM * min(self.BN, 128) * out_bytes:
+        if n == 0 and self.st.work_items <= self.st.programs and a_ring >= self.BM * min(self.BN0, 128) * out_bytes:
             return "the ring's first A slots: one tile a program, its K loop done before the store"
         return None
 
     def coords(self, tix_coords: dict, d: int) -> str:
         return tix_coords.get(d, "0")
 
-    def mainloop(self, lay, KT: int, cm: str, cn: str) -> str:
-        """The tile's K loop (depth 1 onwards); returns the accumulator's name."""
+    def parts(self) -> list[tuple[int, int]]:
+        """(column offset, width) of the tile's parts: the whole tile, or a power-of-two part and the rest."""
+        return [(0, self.BN0), (self.BN0, self.BN1)] if self.BN1 else [(0, self.BN)]
+
+    def part_index(self, tix, D, cn: str, off: int, width: int):
+        """(the column axis, the tile index) of the part of the tile's columns from ``off`` on, ``width`` wide: the
+        tile's rows, columns ``cn * BN + off + (0 .. width)``."""
+        b = self.b
+        ax = b.new_axis("o", width)
+        G = -(-D[1] // self.BN)
+        base = lscale(b.sym(cn, 0, G - 1, 1), self.BN) if G > 1 else lconst(0)
+        return ax, (tix.idx[0], ladd(base, lconst(off), b.axis(ax, width - 1)))
+
+    def mainloop(self, lay, KT: int, cm: str, cn: str) -> list[str]:
+        """The tile's K loop (depth 1 onwards); returns the accumulators' names (one per column part)."""
         b, em, S = self.b, self.b.em, self.S
-        acc = b.fresh("acc")
+        accs = [b.fresh("acc") for _ in range(2 if self.BN1 else 1)]
         g0 = b.fresh("g")
         em.emit(f"{g0} = it * {KT}  # ring steps of this program's earlier tiles", 1)
         if self.form == 1:
             for i in range(S - 1):
                 self.issue(lay, f"{g0} + {i}", str(i * self.BK), cm, cn, f"{i} < {KT}", 1, False)
-        em.emit(f"{acc} = gl.zeros([{self.BM}, {self.BN}], gl.float32, layout=_mma)", 1)
+        for j, (acc, n) in enumerate(zip(accs, (self.BN0, self.BN1))):
+            em.emit(f"{acc} = gl.zeros([{self.BM}, {n}], gl.float32, layout=_mma{j or ''})", 1)
         saved = em.open(f"for kt in range(0, {KT}):", 1)
         gv, s = b.fresh("g"), b.fresh("s")
         em.emit(f"{gv} = {g0} + kt", 2)
         em.emit(f"{s} = {gv} % {S}", 2)
         em.emit(f"mbarrier.wait(_ready.index({s}), ({gv} // {S}) & 1)", 2)
-        wop = f"_wbuf.index({s})" + (".permute((1, 0))" if lay.w_nk else "")
-        em.emit(f"{acc} = warpgroup_mma(_abuf.index({s}), {wop}, {acc}, use_acc=kt > 0, is_async=True)", 2)
-        em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=1, deps=({acc}, ))", 2)
+        for j, acc in enumerate(accs):
+            wop = f"_wbuf{j or ''}.index({s})" + (".permute((1, 0))" if lay.w_nk else "")
+            em.emit(f"{acc} = warpgroup_mma(_abuf.index({s}), {wop}, {acc}, use_acc=kt > 0, is_async=True)", 2)
+        deps = ", ".join(accs)
+        em.emit(f"{deps} = warpgroup_mma_wait(num_outstanding={len(accs)}, deps=({deps}, ))", 2)
         # the wgmma of step kt - 1 has retired in this warpgroup; after the barrier in every one: its slot is free
         if self.form == 1:
             if self.warps > 4:
@@ -221,11 +256,11 @@ class GemmTmaGen:
             em.emit("gl.thread_barrier()", 2)
             em.emit(f"mbarrier.arrive(_empty.index(({gv} + {S - 1}) % {S}), pred=kt > 0)", 2)
         em.close(1, saved)
-        em.emit(f"{acc} = warpgroup_mma_wait(num_outstanding=0, deps=({acc}, ))", 1)
+        em.emit(f"{deps} = warpgroup_mma_wait(num_outstanding=0, deps=({deps}, ))", 1)
         if self.form == 2:
             em.emit("gl.thread_barrier()", 1)
             em.emit(f"mbarrier.arrive(_empty.index(({g0} + {KT - 1}) % {S}))", 1)
-        return acc
+        return accs
 
     def loader(self, lay, KT: int) -> list[str]:
         """The loader partition's body: the same work items and tile order as the default partition."""
@@ -265,33 +300,44 @@ class GemmTmaGen:
         rows, cols = tix.axes.get(0), tix.axes.get(1)
         if rows is None or cols is None:
             self.fail("a tile without a row and a column axis")
-        acc = self.mainloop(lay, KT, cm, cn)
+        accs = self.mainloop(lay, KT, cm, cn)
         em = b.em
-        em.emit(AXES_MARK, 1)
-        # the epilogue: the evaluator around the accumulator, seeded as the anchor reduction's value at the tile
-        key = ("t", id(lay.op), lay.red, tuple(x.key() for x in g.tile.idx))
-        b.memo[key] = TV(acc, (rows, cols), 1, "f")
         for v, buf, _ in st.stores:
-            ix = g.tile.idx
             if tuple(st.store_tiles.get(buf, T)) != T or tuple(tensor_shape(v.type)) != D:
                 self.fail("a result of another shape than the tile's matrix")
-            tv = ev.result_at(v, ix)
-            if not self.store_tma(buf, tv, rows, cols, cm, cn):
-                g.store(buf, tv, ix, whole=False)
+        # the epilogue: the evaluator around each accumulator, seeded as the anchor reduction's value at its part
+        # of the tile (a section each: the parts' layouts differ, so no value of one reaches the other)
+        for acc, (off, width) in zip(accs, self.parts()):
+            saved = dict(b.memo)
+            em.emit(AXES_MARK, 1)
+            pcols = cols
+            if len(accs) > 1:
+                pcols, ix = self.part_index(tix, D, cn, off, width)
+                g.tile.axes, g.tile.idx = {0: rows, 1: pcols}, ix
+                g.tile.local = (tix.local[0], b.axis(pcols, width - 1))
+            key = ("t", id(lay.op), lay.red, tuple(x.key() for x in g.tile.idx))
+            b.memo[key] = TV(acc, (rows, pcols), 1, "f")
+            for v, buf, _ in st.stores:
+                ix = g.tile.idx
+                tv = ev.result_at(v, ix)
+                if not self.store_tma(buf, tv, rows, pcols, cm, cn, off, width):
+                    g.store(buf, tv, ix, whole=False)
+            b.memo = saved
         g.close_work_items(body)
         if self.cbufs:
             em.emit("tma.store_wait(pendings=0)  # the last tile's results have left shared memory", 0)
         lines = b.em.root.lines(1)
         if any("_dot_lp(" in ln or "tl.dot(" in ln for ln in lines):
             self.fail("the epilogue reads the product at another index than the tile's")
-        mma = [f"    _mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[{self.warps}, 1], "
-               f"instr_shape=[16, {self.BN}, 16])"]
+        mma = [f"    _mma{j or ''}: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], "
+               f"warps_per_cta=[{self.warps}, 1], instr_shape=[16, {n}, 16])"
+               for j, n in enumerate((self.BN0, self.BN1)) if n]
         pre = ["    " + ln for ln in self.prelude(lay) + self.cprelude]
         head = g.body_text()[:1]
         names = [st.args[lay.a], st.args[lay.w]]
         if self.form == 1:
             return head + pre + mma + lines, [], names
-        ring = "_da, _dw, _abuf, _wbuf, _ready, _empty"
+        ring = "_da, _dw, _abuf, _wbuf, _ready, _empty" + (", _dw1, _wbuf1" if self.BN1 else "")
         outs = "".join(f", {c}, {d}" for c, d, _ in self.cbufs)
         mma_fn, load_fn = f"{self.fn}_mma", f"{self.fn}_load"
         call = [f"    gl.warp_specialize([({mma_fn}, (pid, {PARAMS_MARK}, ctr, err, epoch, {ring}{outs}, WATCHDOG)),",
