@@ -405,8 +405,10 @@ class Program:
                 if key in seen:
                     continue
                 seen.add(key)
-                args = [env[n] for n in k["tensors"]] + [self.state["counters"], self.state["err"],
-                                                         self.state["epoch"]]
+                if k.get("tma") and hasattr(m, "_tma_prepare"):
+                    m._tma_prepare(env, k["tma"], k.get("tma_pad"))
+                args = (m._kernel_args(env, k) if hasattr(m, "_kernel_args") else [env[n] for n in k["tensors"]]) \
+                    + [self.state["counters"], self.state["err"], self.state["epoch"]]
                 if "ticket" in k:
                     args.append(k["ticket"])
                 extra = m._prof(self.state, k) if hasattr(m, "_prof") else {}

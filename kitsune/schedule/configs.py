@@ -143,11 +143,12 @@ class GemmConfig(Config):
         return (self.BM + self.BN) * self.BK * 2 * self.stages
 
     def gluon_result_buffer(self, out_bytes: int) -> int:
-        """Bytes of the Gluon forms' own shared-memory buffer for the result (``BM`` x 128 columns of an
-        ``out_bytes``-byte type): 0 where it does not fit beside the ring in one CTA's shared memory. The template
+        """Bytes of the Gluon forms' own shared-memory buffers for the result (``BM`` x 128 columns of an
+        ``out_bytes``-byte type; ``BM`` x ``BN`` where the tile is two parts): 0 where it does not fit beside the ring in one CTA's shared memory. The template
         then stores the tile through the ring's first slots, where every program has one tile (the ring is
         drained when its tile's K loop ends), and from registers otherwise (``templates/gemm_tma.py``)."""
-        cbuf = self.BM * min(self.gluon_widths()[0], 128) * out_bytes  # (a second part reuses it)
+        BN0, BN1 = self.gluon_widths()
+        cbuf = self.BM * (min(BN0, 128) + BN1) * out_bytes  # (a second part has a buffer of its own)
         return cbuf if self.gluon_ring_bytes() + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
 
     def tile(self, p: Problem) -> tuple[int, int]:
@@ -262,6 +263,11 @@ class GemmConfig(Config):
                                   (128, 192, 8, 5), (128, 96, 8, 7), (128, 96, 8, 8)):
                 if p.M >= BM and p.N >= BN:
                     out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st, GLUON=form))
+            # K in two parts that meet in an fp32 workspace, the last to arrive running the epilogue: 128 work items
+            # where T256's fc1 has 64 tiles of 128 x 192 (section 34)
+            for BM, BN, w, st in ((128, 192, 8, 4), (128, 192, 8, 5), (128, 128, 8, 6)):
+                if p.split_ok and p.K >= 4 * 64 and p.M >= BM and p.N >= BN:
+                    out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=2, warps=w, stages=st, GLUON=form))
         return out
 
 

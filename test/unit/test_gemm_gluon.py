@@ -12,6 +12,7 @@ stored by TMA.
   ``--only`` filter; a ring too deep for the result's own buffer: the tile through the ring's first slots (one
   tile a program) or from registers;
 * a tile of no power-of-two width (96, 192 columns) in two parts: two W blocks, accumulators and stores;
+* K split in two parts that meet in an fp32 workspace, the last part running the epilogue;
 * an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
   spills (marked ``aot``);
 * GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
@@ -34,6 +35,7 @@ DEEP = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=7, 
 # tiles of no power-of-two width: 128 + 64 and 64 + 32 columns, two accumulators
 WIDE = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
 NARROW = GemmConfig(BM=128, BN=96, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=1)
+SPLIT2 = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=2, warps=8, stages=4, GLUON=2)  # K in two parts
 
 
 def gluon_source(text, cfg, gluon=True, mode="bulk-sync"):
@@ -51,8 +53,15 @@ def test_warp_specialised_text():
     assert "Gluon form does not apply" not in src
     assert k.count("gl.warp_specialize(") == 1
     assert "def k0_" in k and "_load(pid, _da, _dw, _abuf, _wbuf, _ready, _empty):" in k
-    # operands and the result through descriptors; every ring slot's two barriers
-    assert k.count("tma.make_tensor_descriptor(") == 3
+    # operands and the result through descriptors the host makes (kernel parameters: none made in the kernel);
+    # every ring slot's two barriers
+    assert "tma.make_tensor_descriptor(" not in k
+    assert "    _da = k0_linear_0_da" in k and "    _dw = k0_linear_0_dw" in k and "    _dc0 = k0_linear_0_dc0" in k
+    assert "def k0(arg0, arg1, arg2, k0_out0, k0_linear_0_dc0, k0_linear_0_da, k0_linear_0_dw, ctr," in k
+    assert "\"descs\": [('k0_linear_0_dc0', 'k0_out0', [300, 384], [384, 1], [128, 128], 'bf16'), " \
+           "('k0_linear_0_da', 'arg0', [300, 192], [192, 1], [128, 64], 'bf16'), " \
+           "('k0_linear_0_dw', 'arg1', [384, 192], [192, 1], [128, 64], 'bf16')]" in src
+    assert "\"tensors\": ['arg0', 'arg1', 'arg2', 'k0_out0']" in src
     assert k.count("tma.async_copy_global_to_shared(") == 2 and "tma.async_copy_shared_to_global(" in k
     assert "mbarrier.init(_ready.index(_i), count=1)" in k and "mbarrier.init(_empty.index(_i), count=1)" in k
     # the loader waits for free slots, the wgmma partition releases them
@@ -72,7 +81,7 @@ def test_pipelined_text_and_kn_weight():
     # the first stages - 1 chunks of a tile are issued before its loop, each later one predicated on the K extent
     assert k.count("tma.async_copy_global_to_shared(_dw,") == 3 and "pred=kt + 2 < 3)" in k
     assert ".permute((1, 0))" not in k  # a [K, N] weight's block is the wgmma's B as it is
-    assert "block_shape=[64, 256]" in k
+    assert "'k0_matmul_0_dw', 'arg1', [192, 512], [512, 1], [64, 256], 'bf16')" in src
     # a 256-column tile leaves through a 128-column buffer in two halves
     assert k.count("tma.async_copy_shared_to_global(") == 2 and "gl.split(gl.permute(gl.reshape(" in k
 
@@ -86,7 +95,8 @@ def test_tile_of_no_power_of_two_width_in_two_parts():
     assert "Gluon form does not apply" not in k
     assert "instr_shape=[16, 128, 16]" in k and "instr_shape=[16, 64, 16]" in k
     assert "_wbuf1 = gl.allocate_shared_memory(tl.bfloat16, [4, 64, 64], _w1_l)" in k
-    assert "block_shape=[128, 64], layout=_w_l)" in k and "block_shape=[64, 64], layout=_w1_l)" in k
+    assert "'k0_linear_0_dw', 'arg1', [384, 512], [512, 1], [128, 64], 'bf16')" in k
+    assert "'k0_linear_0_dw1', 'arg1', [384, 512], [512, 1], [64, 64], 'bf16')" in k
     # the loader fills both buffers of a slot, at the tile's column and 128 columns on
     assert "tma.async_copy_global_to_shared(_dw, [c4 * 192, kt * 64]" in k
     assert "tma.async_copy_global_to_shared(_dw1, [c4 * 192 + 128, kt * 64]" in k
@@ -95,15 +105,44 @@ def test_tile_of_no_power_of_two_width_in_two_parts():
     assert re.search(r"tl\.load\(arg2 \+ \(192 \* c4 \+ o\d+\)\)", k)
     assert re.search(r"tl\.load\(arg2 \+ \(192 \* c4 \+ o\d+ \+ 128\)\)", k)
     assert k.count("tl.erf(") == 2
-    assert "_cbuf0p128 = _cbuf0._reinterpret(tl.bfloat16, [128, 64], _c0p128_l)" in k
+    # the second part's buffer is its own: its store does not wait for the first part's (one store in flight)
+    assert "_cbuf0p128 = gl.allocate_shared_memory(tl.bfloat16, [128, 64], _c0p128_l)" in k
     assert "tma.async_copy_shared_to_global(_dc0, [c2 * 128, c4 * 192 + 0], _cbuf0)" in k
     assert "tma.async_copy_shared_to_global(_dc0p128, [c2 * 128, c4 * 192 + 128], _cbuf0p128)" in k
+    assert k.index("tma.store_wait(pendings=1)") > k.index("_cbuf0.store(")
+    assert WIDE.resources(Problem("gemm", M=300, N=384, K=512)).smem_bytes == \
+        4 * 320 * 64 * 2 + 128 * 192 * 2 + 1024
+    # 5 stages: the ring leaves no room; one tile a program: the parts through the A ring's slots 0-1 and 2
+    one = kernel_text(gluon_source(linear_module([256], 384, 512, "bf16", "gelu"),
+                                   GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, warps=8, stages=5, GLUON=2)))
+    assert "_cbuf0 = _abuf._reinterpret(tl.bfloat16, [128, 128], _c0_l)" in one
+    assert "_cbuf0p128 = _abuf.index(2)._reinterpret(tl.bfloat16, [128, 64], _c0p128_l)" in one
     n = kernel_text(gluon_source(matmul_module([300], 512, 384, "bf16"), NARROW))
     assert "Gluon form does not apply" not in n and "gl.warp_specialize(" not in n
     assert "instr_shape=[16, 64, 16]" in n and "instr_shape=[16, 32, 16]" in n
-    assert "block_shape=[64, 64], layout=_w_l)" in n and "block_shape=[64, 32], layout=_w1_l)" in n
+    assert "'k0_matmul_0_dw', 'arg1', [384, 512], [512, 1], [64, 64], 'bf16')" in n
+    assert "'k0_matmul_0_dw1', 'arg1', [384, 512], [512, 1], [64, 32], 'bf16')" in n
     assert re.search(r"tma\.async_copy_global_to_shared\(_dw1, \[[^,]+, c\d+ \* 96 \+ 64\]", n)
     assert ".permute((1, 0))" not in n
+
+
+def test_split_k_parts_meet_in_the_workspace():
+    """K in two parts (work item w = (tile t, part ks)): both partitions walk K from the part's offset; each part
+    stores its accumulators into its fp32 slice, fences and counts itself in; the last adds the other slice and
+    runs the epilogue (bias, GELU, the TMA stores) inside that branch."""
+    k = kernel_text(gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), SPLIT2))
+    assert "Gluon form does not apply" not in k
+    assert k.count("t = w // 2") == 2 and k.count("ks = w % 2") == 2  # the loader's items are the same
+    assert "tma.async_copy_global_to_shared(_da, [c2 * 128, ks * 512 + kt * 64]" in k
+    assert "for kt in range(0, 8):" in k  # 16 K steps in two parts
+    assert re.search(r"tl\.store\(k0_linear_0_partials \+ ks \* 98304 \+ o\d+, acc\d+, mask=m\d+\)", k)
+    assert "_fence_gpu_gl()" in k and "_fence_gpu()" not in k
+    assert re.search(r"arrived = tl\.atomic_add\(ctr \+ \d+ \+ t, 1, sem=\"acq_rel\", scope=\"gpu\"\)", k)
+    last = k.index("if arrived % 2 == 1:")
+    assert re.search(r"acc\d+ = acc\d+ \+ tl\.load\(k0_linear_0_partials \+ \(\(ks \+ 1\) % 2\) \* 98304", k[last:])
+    assert last < k.index("tl.erf(") and last < k.index("tma.async_copy_shared_to_global(")
+    assert SPLIT2 in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
+    assert SPLIT2 not in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288, split_ok=False))
 
 
 @pytest.mark.parametrize("why,text,cfg", [
@@ -131,7 +170,8 @@ def test_interpreter_runs_the_triton_form(tmp_path, BN):
 def test_search_space_and_resources():
     big = Problem("gemm", M=1024, N=6144, K=12288)
     forms = [c for c in GemmConfig.space(big) if c.GLUON]
-    assert {c.GLUON for c in forms} == {1, 2} and all(c.SPLIT == 1 and not c.PER_ITEM for c in forms)
+    assert {c.GLUON for c in forms} == {1, 2} and not any(c.PER_ITEM for c in forms)
+    assert {c.SPLIT for c in forms} == {1, 2} and all(c.BN in (128, 192) for c in forms if c.SPLIT == 2)
     assert not [c for c in GemmConfig.space(Problem("gemm", M=1024, N=6144, K=12288, elem_bytes=4)) if c.GLUON]
     assert not [c for c in GemmConfig.space(Problem("gemm", M=1024, N=6144, K=36)) if c.GLUON]  # unaligned rows
     assert not [c for c in GemmConfig.space(Problem("gemm", M=100, N=6144, K=12288)) if c.GLUON]  # M < BM
@@ -176,8 +216,8 @@ def test_tuner_only_filter():
 
 
 @pytest.mark.aot
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW], ids=["ws", "pipelined", "ws-7-stages", "ws-192",
-                                                                    "pipelined-96"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2],
+                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2"])
 def test_compiles_for_sm90(cfg):
     from kitsune.codegen.aot import compile_source_in_subprocess
 
@@ -194,8 +234,8 @@ def test_compiles_for_sm90(cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW], ids=["ws", "pipelined", "ws-7-stages", "ws-192",
-                                                                    "pipelined-96"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2],
+                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2"])
 @pytest.mark.parametrize("kind", ["linear", "matmul"])
 def test_on_gpu(tmp_path, cfg, kind):
     """Both forms against the reference interpreter (fp32 math of bf16 inputs) on a shape whose rows and columns

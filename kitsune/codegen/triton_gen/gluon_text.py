@@ -47,12 +47,18 @@ def _with_layout(line: str, fn: str) -> str:
 
 
 # helpers with a Gluon twin in the module (GLUON_HELPERS): their calls are renamed
-GLUON_TWINS = {"_index_check": "_index_check_gl"}
+GLUON_TWINS = {"_index_check": "_index_check_gl", "_fence_gpu": "_fence_gpu_gl"}
 GLUON_HELPERS = """
 @gluon.jit
 def _index_check_gl(v, n, err, code):
     bad = (v < 0) | (v >= n)
     tl.atomic_max(err + bad.to(tl.int32) * 0, code, mask=bad)
+
+
+@gluon.jit
+def _fence_gpu_gl():
+    # fence.acq_rel.gpu in every thread, as _fence_gpu
+    gl.inline_asm_elementwise("fence.acq_rel.gpu; mov.u32 $0, 0;", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
 """
 
 

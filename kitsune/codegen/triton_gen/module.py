@@ -78,6 +78,10 @@ class TritonGen:
         self.kernel_extra: dict[str, list[str]] = {}
         self.early: set[str] = set()  # kernels whose stages wait for the kernel before only where they must
         self.kernel_tma: dict[str, list[str]] = {}  # tensors a kernel reads through TMA descriptors
+        # TMA descriptors the host makes for a kernel (its last parameters): (parameter, tensor, shape, strides,
+        # block, dtype); a Gluon gemm's (templates/gemm_tma.py), which a kernel made on the device cost 1.4-1.8 us
+        # a launch on the H100 (bench/kernels/NOTES.md section 34)
+        self.kernel_descs: dict[str, list[tuple]] = {}
         self.fills, self.filled = self._zero_fills()
         self.index_checks: list[tuple[str, str]] = []
         self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
@@ -120,7 +124,8 @@ class TritonGen:
     def kernel_params(self, k: Kernel) -> list[str]:
         qs = [q.storage for q in k.queues]
         fills = [n for n in self.fills.get(k.name, []) if n not in k.tensors]
-        return list(k.tensors) + self.kernel_extra.get(k.name, []) + fills + qs
+        descs = [d[0] for d in self.kernel_descs.get(k.name, [])]
+        return list(k.tensors) + self.kernel_extra.get(k.name, []) + fills + qs + descs
 
     def _zero_fills(self) -> tuple[dict[str, list[str]], set[str]]:
         """Zero-started scatter results (``Kernel.zero``: added into with atomics) that an earlier kernel zeroes
@@ -307,9 +312,12 @@ class TritonGen:
 
     def _param_sig(self, params: list[str]) -> dict[str, str]:
         p = self.plan
+        descs = {d[0]: d for ds in self.kernel_descs.values() for d in ds}
         sig = {}
         for n in params:
-            if n in p.tensors:
+            if n in descs:  # (a placeholder: the type names its layout, known at import: ``_desc_sig``)
+                sig[n] = f"tensordesc<{descs[n][5]}{list(descs[n][4])}>"
+            elif n in p.tensors:
                 sig[n] = SIG[p.tensors[n].dtype]
             else:
                 q = next(q for q in p.queues if q.storage == n)
@@ -542,14 +550,19 @@ class TritonGen:
             sig["PDL"] = "constexpr"
             cx["PDL"] = DEFAULT_PDL  # what an sm_90 GPU runs without a tuned setting (the AOT checks compile it)
             cxs = "{" + ", ".join(f'"{n}": {v!r}' for n, v in cx.items()) + "}"
-            tensors = [n for n in params]
+            own = self.kernel_descs.get(k.name, [])
+            # (named as the parameters of the function it runs, made of its own tensors)
+            descs = [(f[0],) + d[1:] for f, d in zip(self.kernel_descs.get(fn, []), own)]
+            tensors = [n for n in params if n not in {d[0] for d in own}]
+            sig_text = f"_desc_sig({sig!r}, {descs!r})" if descs else repr(sig)
             lines.append(f"    {{\"name\": \"{k.name}\", \"fn\": {ident(fn)}, \"grid\": {k.grid}, "
                          f"\"ticket\": {k.ticket}, "
                          f"\"num_warps\": {k.warps}, \"num_stages\": {k.num_stages}, \"tensors\": {tensors!r}, "
                          f"\"zero\": {[n for n in k.zero if n not in self.filled]!r}, "
                          f"\"tma\": {self.kernel_tma.get(k.name, [])!r}, "
                          f"\"tma_pad\": {self.gluon_kernels.get(k.name, {}).get('pads', {})!r}, "
-                         f"\"signature\": {sig!r}, "
+                         f"\"descs\": {descs!r}, "
+                         f"\"signature\": {sig_text}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "")
                          + (", \"gluon\": True" if self.is_gluon(k) else "") + "},")
         lines.append("]")

@@ -200,6 +200,25 @@ def _push_done(ctr, base, j, cap: tl.constexpr):
     _fence_gpu()
     tl.debug_barrier()
     tl.atomic_add(ctr + base + j % cap, 1, sem="release", scope="gpu")
+
+
+_TL_DTYPE = {"bf16": "bf16", "f16": "fp16", "f32": "fp32"}
+
+
+def _tma_layout(block, dt):
+    """The shared-memory layout of a TMA block (what the kernel's buffers for it use)."""
+    from triton.experimental.gluon import language as gl
+
+    return gl.NVMMASharedLayout.get_default_for(list(block), {"bf16": gl.bfloat16, "f16": gl.float16,
+                                                              "f32": gl.float32}[dt])
+
+
+def _desc_sig(sig, descs):
+    """A kernel's signature with the types of the TMA descriptors the host makes for it (``descs``: parameter,
+    tensor, shape, strides, block, dtype): the type names the layout."""
+    for name, _, _, _, block, dt in descs:
+        sig[name] = f"tensordesc<{_TL_DTYPE[dt]}{list(block)},{_tma_layout(block, dt)!r}>"
+    return sig
 '''
 
 HOST = '''
@@ -284,6 +303,18 @@ def _tma_prepare(env, names, pads=None):
             env[n] = torch.nn.functional.pad(t, (0, pads[n] - t.shape[-1])).contiguous()
         elif env[n].data_ptr() % 16:
             env[n] = env[n].clone()
+
+
+def _kernel_args(env, k):
+    """Kernel ``k``'s positional arguments before the counters: its tensors from ``env``, then the TMA descriptors
+    the host makes for it (``descs``; made at each call, so a CUDA graph bakes those of its capture)."""
+    args = [env[n] for n in k["tensors"]]
+    if k.get("descs"):
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+        args += [TensorDescriptor(env[t], list(shape), list(strides), list(block), _tma_layout(block, dt))
+                 for _, t, shape, strides, block, dt in k["descs"]]
+    return args
 
 
 def _prof(state, k):
@@ -463,7 +494,7 @@ def launch(state, tensors, watchdog=0):
         if k["tma"]:
             _tma_prepare(env, k["tma"], k.get("tma_pad"))
         last = {"BUMP": 1} if epochs or bump and j == len(KERNELS) - 1 else {}
-        k["fn"][(k["grid"],)](*[env[n] for n in k["tensors"]], ctr, err, epochs[j] if epochs else ep, k["ticket"],
+        k["fn"][(k["grid"],)](*_kernel_args(env, k), ctr, err, epochs[j] if epochs else ep, k["ticket"],
                               WATCHDOG=int(watchdog),
                               num_warps=k["num_warps"], num_stages=k["num_stages"], **pk,
                               **(pdl if j else pdl_first), **last)
@@ -494,7 +525,9 @@ def residency(state, tensors):
     out = []
     for k in KERNELS:
         pk = _prof(state, k)
-        args = [env[n] for n in k["tensors"]] + [state["counters"], state["err"], state["epoch"], k["ticket"]]
+        if k["tma"]:
+            _tma_prepare(env, k["tma"], k.get("tma_pad"))
+        args = _kernel_args(env, k) + [state["counters"], state["err"], state["epoch"], k["ticket"]]
         ck = k["fn"].warmup(*args, WATCHDOG=0, num_warps=k["num_warps"], num_stages=k["num_stages"],
                             grid=(k["grid"],), **pk, **_pdl_args(state))
         ck._init_handles()

@@ -54,10 +54,13 @@ class GemmTmaGen:
         self.S = int(cfg.get("stages", 3))
         self.BM, self.BN, self.BK = int(cfg.get("BM", 128)), int(cfg.get("BN", 128)), int(cfg.get("BK", 64))
         self.BN0, self.BN1 = GemmConfig(BN=self.BN).gluon_widths()  # columns: a power of two (+ a second part)
+        self.split = int(g.stage.split)  # parts of K a tile's work items share (``combine``)
+        self.kofs = ""  # a work item's first K offset (its part's), set once the part's extent is known
         self.warps = int(g.kernel.warps)
         self.fn = g.fn_name()
         self.cbufs: list[tuple[str, str, str]] = []  # (buffer, descriptor, output) of result parts stored by TMA
-        self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}`` (its later parts: views of it)
+        self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}``
+        self.cplace: dict[str, str] = {}  # output -> where its buffers are (``result_buffer``)
         self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
 
     def fail(self, why: str):
@@ -72,8 +75,10 @@ class GemmTmaGen:
         st, ev = self.st, self.ev
         if self.form not in (1, 2):
             self.fail(f"GLUON={self.form} (1: pipelined, 2: warp-specialised)")
-        if st.split != 1 or st.pushes or st.pops or not st.stores or any(w for _, _, w in st.stores):
-            self.fail("a split, queue traffic or a whole-tensor result")
+        if st.pushes or st.pops or not st.stores or any(w for _, _, w in st.stores):
+            self.fail("queue traffic or a whole-tensor result")
+        if st.split > 1 and not st.workspace:
+            self.fail("a split without a workspace")
         if self.S < 2 or self.BK != BK_TMA or self.BM not in (64, 128) or self.BN not in (64, 96, 128, 192, 256):
             self.fail(f"a {self.BM} x {self.BN} x {self.BK} tile at {self.S} stages")
         if self.BM // 16 < self.warps:
@@ -100,6 +105,17 @@ class GemmTmaGen:
             self.fail("a row pitch that is not 16-byte aligned")
         return lay
 
+    def host_desc(self, name: str, tensor: str, shape, block, dt: str) -> str:
+        """The stage function's line that binds ``name`` to a TMA descriptor of the row-major matrix ``tensor``
+        (``block`` blocks, the layout ``NVMMASharedLayout.get_default_for(block)`` as the kernel's buffers), which
+        the host makes (a parameter of the kernel, ``TritonGen.kernel_descs``): a descriptor made in the kernel
+        costs a global write and fence before the first load (1.4-1.8 us a GEMM launch on the H100,
+        bench/kernels/NOTES.md section 34)."""
+        param = f"{self.fn}{name}"
+        self.g.gen.kernel_descs.setdefault(self.g.kernel.name, []).append(
+            (param, tensor, list(shape), [shape[1], 1], list(block), dt))
+        return f"{name} = {param}"
+
     # ---- code
     def prelude(self, lay) -> list[str]:
         """Depth-0 lines of the stage function: layouts, descriptors, the ring and its barriers."""
@@ -111,10 +127,9 @@ class GemmTmaGen:
         wblocks += [("1", [n, BK] if lay.w_nk else [BK, n]) for n in (self.BN1, ) if n]
         out = [f"_a_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{BM}, {BK}], {dt})"]
         out += [f"_w{x}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wb}, {dt})" for x, wb in wblocks]
-        out.append(f"_da = tma.make_tensor_descriptor({st.args[lay.a]}, shape=[{M}, {K}], strides=[{K}, 1], "
-                   f"block_shape=[{BM}, {BK}], layout=_a_l)")
-        out += [f"_dw{x} = tma.make_tensor_descriptor({st.args[lay.w]}, shape={wshape}, strides=[{wshape[1]}, 1], "
-                f"block_shape={wb}, layout=_w{x}_l)" for x, wb in wblocks]
+        adt = dtype_key(lay.a.type.get_element_type())
+        out.append(self.host_desc("_da", st.args[lay.a], [M, K], [BM, BK], adt))
+        out += [self.host_desc(f"_dw{x}", st.args[lay.w], wshape, wb, adt) for x, wb in wblocks]
         out.append(f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)")
         out += [f"_wbuf{x} = gl.allocate_shared_memory({dt}, [{S}, {wb[0]}, {wb[1]}], _w{x}_l)" for x, wb in wblocks]
         out.append(f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
@@ -157,28 +172,35 @@ class GemmTmaGen:
         if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) != 2 or (t.shape[1] * ELEM_BYTES[t.dtype]) % 16 \
                 or tv.frame != (rows, cols) or tv.const is not None:
             return False
-        half, odt = min(width, 128), TL[t.dtype]
+        half, odt, eb = min(width, 128), TL[t.dtype], ELEM_BYTES[t.dtype]
         n = self.cbase.get(buf)
         if n is None:  # the output's buffer: its first part's width
             n = len(self.cbase)
-            place = self.result_buffer(ELEM_BYTES[t.dtype], n)
+            place = self.result_buffer(eb, n)
             if place is None:
                 return False
             self.cbase[buf] = n
+            self.cplace[buf] = place
             self.cprelude += [
                 f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
                 f"_cbuf{n} = " + (f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)" if place == "own"
                                   else f"_abuf._reinterpret({odt}, [{self.BM}, {half}], _c{n}_l)  # {place}")]
-            view, lay, desc = f"_cbuf{n}", f"_c{n}_l", f"_dc{n}"
-        else:  # a later part: a narrower view of the same buffer, a descriptor of its block
+            view, lay, desc, pend = f"_cbuf{n}", f"_c{n}_l", f"_dc{n}", 0
+        else:  # a later part: a buffer of its own, or the A ring's slots after the first part's
             view, lay, desc = f"_cbuf{n}p{off}", f"_c{n}p{off}_l", f"_dc{n}p{off}"
+            slot = self.BM * self.BK * 2
+            pend = 1
+            if self.cplace[buf] == "own":
+                where = f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], {lay})"
+            elif (self.BM * off * eb) % slot == 0 and self.BM * (off + width) * eb <= self.S * slot:
+                where = f"_abuf.index({self.BM * off * eb // slot})._reinterpret({odt}, [{self.BM}, {half}], {lay})"
+            else:  # (no slot boundary after the first part: the same buffer, once its store has read it)
+                where, pend = f"_cbuf{n}._reinterpret({odt}, [{self.BM}, {half}], {lay})", 0
             self.cprelude += [
                 f"{lay}: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
-                f"{view} = _cbuf{n}._reinterpret({odt}, [{self.BM}, {half}], {lay})"]
+                f"{view} = {where}"]
         self.cbufs.append((view, desc, buf))
-        self.cprelude.append(
-            f"{desc} = tma.make_tensor_descriptor({buf}, shape=[{t.shape[0]}, {t.shape[1]}], strides=[{t.shape[1]}, 1], "
-            f"block_shape=[{self.BM}, {half}], layout={lay})")
+        self.cprelude.append(self.host_desc(desc, buf, list(t.shape), [self.BM, half], t.dtype))
         h = b.fresh("h")
         em.emit(f"{h} = ({tv.code}).to({odt})", 1)
         parts = [h]
@@ -186,8 +208,9 @@ class GemmTmaGen:
             parts = [f"{h}0", f"{h}1"]
             em.emit(f"{h}0, {h}1 = gl.split(gl.permute(gl.reshape({h}, [{self.BM}, 2, {half}]), [0, 2, 1]))", 1)
         for j, x in enumerate(parts):
-            # the copy before has read the buffer (its issuing thread waits; the barrier tells the others)
-            em.emit("tma.store_wait(pendings=0)", 1)
+            # the copy before has read the buffer (its issuing thread waits; the barrier tells the others); a second
+            # part in a buffer of its own lets the first part's store run on (the one store issued since)
+            em.emit(f"tma.store_wait(pendings={pend})", 1)
             em.emit("gl.thread_barrier()", 1)
             em.emit(f"{view}.store({x})", 1)
             em.emit("fence_async_shared()", 1)
@@ -212,6 +235,36 @@ class GemmTmaGen:
     def coords(self, tix_coords: dict, d: int) -> str:
         return tix_coords.get(d, "0")
 
+    def combine(self, accs: list[str], cm: str, cn: str, D):
+        """The ``split`` work items of a tile meet in the stage's fp32 workspace (one slice a part, as
+        ``SplitK.combine``): each stores its accumulators into its slice, fences, counts itself in on the tile's
+        counter; the last to arrive adds the other slices into its own accumulators (in place: the epilogue
+        follows, inside the returned block, which the caller leaves)."""
+        b, em, st, S = self.b, self.b.em, self.st, self.split
+        M, N = D
+        numel, ws = M * N, st.workspace
+        offs = []
+        for j, (acc, (off, width)) in enumerate(zip(accs, self.parts())):
+            ml = f"_mma{j or ''}"
+            o, m = b.fresh("o"), b.fresh("m")
+            em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", 1)
+            em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))", 1)
+            em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", 1)
+            em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", 1)
+            em.emit(f"tl.store({ws} + ks * {numel} + {o}, {acc}, mask={m})", 1)
+            offs.append((acc, o, m))
+        em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)
+        em.emit("gl.thread_barrier()", 1)
+        em.emit(f"arrived = tl.atomic_add(ctr + {st.split_base} + {self.g.tile.tid}, 1, sem=\"acq_rel\", "
+                f"scope=\"gpu\")", 1)
+        outer = em.enter(f"if arrived % {S} == {S - 1}:  # the last of the tile's {S} parts", 1)
+        em.emit("_fence_gpu()", 1)
+        for acc, o, m in offs:
+            for k in range(1, S):
+                em.emit(f"{acc} = {acc} + tl.load({ws} + ((ks + {k}) % {S}) * {numel} + {o}, mask={m}, other=0.0, "
+                        f"cache_modifier=\".cg\")", 1)
+        return outer
+
     def parts(self) -> list[tuple[int, int]]:
         """(column offset, width) of the tile's parts: the whole tile, or a power-of-two part and the rest."""
         return [(0, self.BN0), (self.BN0, self.BN1)] if self.BN1 else [(0, self.BN)]
@@ -233,7 +286,7 @@ class GemmTmaGen:
         em.emit(f"{g0} = it * {KT}  # ring steps of this program's earlier tiles", 1)
         if self.form == 1:
             for i in range(S - 1):
-                self.issue(lay, f"{g0} + {i}", str(i * self.BK), cm, cn, f"{i} < {KT}", 1, False)
+                self.issue(lay, f"{g0} + {i}", f"{self.kofs}{i * self.BK}", cm, cn, f"{i} < {KT}", 1, False)
         for j, (acc, n) in enumerate(zip(accs, (self.BN0, self.BN1))):
             em.emit(f"{acc} = gl.zeros([{self.BM}, {n}], gl.float32, layout=_mma{j or ''})", 1)
         saved = em.open(f"for kt in range(0, {KT}):", 1)
@@ -250,8 +303,8 @@ class GemmTmaGen:
         if self.form == 1:
             if self.warps > 4:
                 em.emit("gl.thread_barrier()", 2)
-            self.issue(lay, f"{gv} + {S - 1}", f"(kt + {S - 1}) * {self.BK}", cm, cn, f"kt + {S - 1} < {KT}", 2,
-                       False)
+            self.issue(lay, f"{gv} + {S - 1}", f"{self.kofs}(kt + {S - 1}) * {self.BK}", cm, cn, f"kt + {S - 1} < {KT}",
+                       2, False)
         else:
             em.emit("gl.thread_barrier()", 2)
             em.emit(f"mbarrier.arrive(_empty.index(({gv} + {S - 1}) % {S}), pred=kt > 0)", 2)
@@ -269,14 +322,14 @@ class GemmTmaGen:
         b = Blocks()
         self.b = b
         try:
-            saved = work_item_loop(b.em, st)
+            saved = work_item_loop(b.em, st, self.split if self.split > 1 else None)
             ix = TileIndexer(st, b)
             ix.index(tuple(st.tile), tuple(st.shape))
             cm, cn = self.coords(ix.coords, 0), self.coords(ix.coords, 1)
             g0 = b.fresh("g")
             b.em.emit(f"{g0} = it * {KT}", 1)
             sv = b.em.open(f"for kt in range(0, {KT}):", 1)
-            self.issue(lay, f"{g0} + kt", f"kt * {self.BK}", cm, cn, None, 2, True)
+            self.issue(lay, f"{g0} + kt", f"{self.kofs}kt * {self.BK}", cm, cn, None, 2, True)
             b.em.close(1, sv)
             b.em.close(0, saved)
             return b.em.root.lines(1)
@@ -290,9 +343,12 @@ class GemmTmaGen:
         g, b, ev, st = self.g, self.b, self.ev, self.st
         lay = self.check()
         KT = -(-lay.K // self.BK)
+        if self.split > 1:  # part ks runs K steps [ks KT, ks KT + KT) (past K: zeros, TMA's fill)
+            KT = -(-KT // self.split)
+            self.kofs = f"ks * {KT * self.BK} + "
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
-        body = g.open_work_items(None)
+        body = g.open_work_items(self.split if self.split > 1 else None, "part of K")
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
         b.em.floor = 1  # nothing of a tile (bias) is hoisted above the work-item loop: registers
@@ -302,6 +358,7 @@ class GemmTmaGen:
             self.fail("a tile without a row and a column axis")
         accs = self.mainloop(lay, KT, cm, cn)
         em = b.em
+        outer = self.combine(accs, cm, cn, D) if self.split > 1 else None
         for v, buf, _ in st.stores:
             if tuple(st.store_tiles.get(buf, T)) != T or tuple(tensor_shape(v.type)) != D:
                 self.fail("a result of another shape than the tile's matrix")
@@ -323,6 +380,8 @@ class GemmTmaGen:
                 if not self.store_tma(buf, tv, rows, pcols, cm, cn, off, width):
                     g.store(buf, tv, ix, whole=False)
             b.memo = saved
+        if outer is not None:
+            em.leave(1, outer)
         g.close_work_items(body)
         if self.cbufs:
             em.emit("tma.store_wait(pendings=0)  # the last tile's results have left shared memory", 0)
