@@ -355,11 +355,22 @@ def _ws_mma(a_desc, w_desc, c_desc, c1_desc, c_ptr, bias_ptr, a_bufs, w_bufs, w1
 
 
 @gluon.jit
-def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, c1_desc, bias_ptr, M, N, K, c_ptr, EPI: gl.constexpr, BM: gl.constexpr,
-                      BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr,
-                      MC: gl.constexpr, SYNC: gl.constexpr, DIRECT: gl.constexpr, RS: gl.constexpr,
-                      num_warps: gl.constexpr):
-    """Warp-specialised form (BN <= 128, or 64 + 32): a 1-warp loader partition, num_warps wgmma warps."""
+def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, c1_desc, bias_ptr, M, N, K, c_ptr, a_ptr, w_ptr, EPI: gl.constexpr,
+                      BM: gl.constexpr, BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr,
+                      CN: gl.constexpr, MC: gl.constexpr, SYNC: gl.constexpr, DIRECT: gl.constexpr, RS: gl.constexpr,
+                      DEVDESC: gl.constexpr, num_warps: gl.constexpr):
+    """Warp-specialised form (BN <= 128, or 64 + 32): a 1-warp loader partition, num_warps wgmma warps.
+    DEVDESC 1: the descriptors made in the kernel (as the gemm template does), from the same pointers, shapes,
+    blocks and layouts as the host's."""
+    if DEVDESC == 1:
+        a_desc = tma.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=a_desc.block_type.shape,
+                                            layout=a_desc.layout)
+        w_desc = tma.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[K, 1], block_shape=w_desc.block_type.shape,
+                                            layout=w_desc.layout)
+        c_desc = tma.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=c_desc.block_type.shape,
+                                            layout=c_desc.layout)
+        c1_desc = tma.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
+                                             block_shape=c1_desc.block_type.shape, layout=c1_desc.layout)
     BK: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
     BN0: gl.constexpr = BN - BN1
@@ -557,17 +568,21 @@ def compile_config(cfg, epi, arch=90):
     cx = dict(EPI=epi, BM=BM, BN=BN, S=S, CM=CM, CN=CN, MC=MC, SYNC=SYNC, num_warps=warps)
     if WS:
         sig["c_ptr"] = "*bf16"
+        sig["a_ptr"] = "*bf16"
+        sig["w_ptr"] = "*bf16"
         sig["c1_desc"] = td([BM, BN1 or CB], lc1)
         cx["DIRECT"] = DIRECT
         cx["BN1"] = BN1
         cx["RS"] = cfg.get("RS", 0)
+        cx["DEVDESC"] = cfg.get("DEVDESC", 0)
     elif BN1:
         raise ValueError("a tile width of no power of two needs the warp-specialised form (WS=1)")
     for k in cx:
         sig[k] = "constexpr"
     fn = mc_gemm_ws_kernel if WS else mc_gemm_kernel
     sig = {k: sig[k] if k in sig else "constexpr" for k in fn.arg_names}
-    attrs = {(fn.arg_names.index(k), ): [["tt.divisibility", 16]] for k in ("bias_ptr", "c_ptr") if k in fn.arg_names}
+    attrs = {(fn.arg_names.index(k), ): [["tt.divisibility", 16]] for k in ("bias_ptr", "c_ptr", "a_ptr", "w_ptr")
+             if k in fn.arg_names}
     src = GluonASTSource(fn, sig, cx, attrs)
     CLUSTER.update(cm=CM, cn=CN, mc=MC, ws=WS)
     old = knobs.runtime.add_stages_inspection_hook
@@ -603,15 +618,17 @@ def split_width(cfg):
 def name(c):
     return (f"{c['BM']}x{c['BN']}x{c['BK']} s{c['S']} w{c['warps']} cl{c['CM']}x{c['CN']}"
             + (" ws" if c.get("WS") else f" mc{c['MC']} sync{c['SYNC']}")
-            + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)] + (f" rs{c['RS']}" if c.get("RS") else ""))
+            + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)] + (f" rs{c['RS']}" if c.get("RS") else "")
+            + (" devdesc" if c.get("DEVDESC") else ""))
 
 
-def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0, RS=0):
+def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0, RS=0, DEVDESC=0):
     """MC 0: every CTA loads its whole tiles itself (a cluster launch without multicast); SYNC 0: no cluster
     barrier (with MC 1 a race: a peer may refill a slot still read, so the result is timed, not trusted),
     1: arrive.release / wait.acquire, 2: arrive.relaxed / wait.acquire. WS 1: the warp-specialised form
     (BN <= 128; slots released by remote mbarrier arrives, SYNC unused)."""
-    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT, RS=RS)
+    return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT, RS=RS,
+                DEVDESC=DEVDESC)
 
 
 CONFIG_SETS = {
@@ -674,6 +691,17 @@ CONFIG_SETS = {
         _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, RS=1),
         _c(128, 192, 4, 8, 1, 1, WS=1, RS=1), _c(128, 192, 4, 8, 1, 1, WS=1),
     ],
+    # call G: the same fc2 tile as the compiler's tuner timed (74.8 us there, 68.4 here in call E), and the
+    # compiler's incumbent for fc2 (128 x 256 pipelined) in this probe's own pipelined form
+    "fc2": [
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 256, 4, 8, 1, 1, SYNC=0), _c(128, 256, 3, 8, 1, 1, SYNC=0),
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2),
+    ],
+    # call K: the descriptors made in the kernel (the gemm template's way) against the host's
+    "devdesc": [
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, DEVDESC=1),
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2, DEVDESC=1),
+    ],
     # call B: ncu of the shipped T256 fc1 form and the 96-column one, beside cuBLAS's kernel
     "ncu": [_c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2)],
 }
@@ -728,6 +756,7 @@ def run_gpu(out_path, shapes, reps, a_graph=False):
     from triton import knobs
     import tempfile
     knobs.cache.dir = tempfile.mkdtemp(prefix="mc_gemm_cache_")
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
     meta = {"device": props.name, "torch": torch.__version__, "triton": triton.__version__,
@@ -797,20 +826,22 @@ def run_gpu(out_path, shapes, reps, a_graph=False):
                 launch = ck[grid]
 
                 if c.get("WS"):
-                    cx = (out, epi, c["BM"], c["BN"], BN1, c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"],
-                          c["DIRECT"], c.get("RS", 0), c["warps"])
+                    cx = (epi, c["BM"], c["BN"], BN1, c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"],
+                          c["DIRECT"], c.get("RS", 0), c.get("DEVDESC", 0), c["warps"])
                     cds = (c_d, c1_d)
+                    ptrs = lambda j: (out, a, ws[j])  # noqa: E731
                 else:
                     cx = (epi, c["BM"], c["BN"], c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"], c["warps"])
                     cds = (c_d, )
+                    ptrs = lambda j: ()  # noqa: E731
 
                 def fn(i=[0]):
-                    launch(a_d, w_ds[i[0] % ncopy], *cds, bias, M, N, K, *cx)
+                    launch(a_d, w_ds[i[0] % ncopy], *cds, bias, M, N, K, *ptrs(i[0] % ncopy), *cx)
                     i[0] += 1
 
                 out.zero_()
                 dog.arm(f"{sname} {key[0]}")
-                launch(a_d, w_ds[0], *cds, bias, M, N, K, *cx)
+                launch(a_d, w_ds[0], *cds, bias, M, N, K, *ptrs(0), *cx)
                 torch.cuda.synchronize()
                 dog.disarm()
                 d = (out.float() - ref).abs()
