@@ -70,32 +70,34 @@ def fingerprint() -> tuple:
     return tuple(out)
 
 
-def lookup(problem, gpu: GPU | str):
-    """The tuned config of ``problem`` on ``gpu``, or None."""
+def lookup(problem, gpu: GPU | str, path: Path | None = None):
+    """The tuned config of ``problem`` on ``gpu``, or None. ``path``: a database file searched before the user's
+    and the packaged ones (``kitsune-tune --db``: its own earlier winners stay in the race)."""
     from kitsune.schedule.configs import config_from
 
-    e = _entry(key(problem, gpu))
+    e = _entry(key(problem, gpu), path)
     if e is None and hasattr(problem, "split_ok"):
         # the winner measured under the other split_ok, where it is valid here: a config measured where the
         # epilogue forbade a split is valid where it allows one (split_ok only widens the space; Llama's O
         # projection, whose task feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned
         # SPLIT=1 8.4 us on H100), and an unsplit one the other way round (a contraction that takes a small one as
         # its operand's prologue: DLRM's bottom layers 0 and 1)
-        e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu))
+        e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu), path)
         if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
     if e is None and getattr(problem, "layout", 0):
         # a convolution over a channels-last input without an entry of its own: the entry keyed before keys
         # carried the input's layout (measured on whichever layout that shape had first)
-        return lookup(replace(problem, layout=0), gpu)
+        return lookup(replace(problem, layout=0), gpu, path)
     return None if e is None else config_from(problem.template, e["config"])
 
 
-def _entry(k: str) -> dict | None:
-    """Entry ``k`` of the user's database, else of the packaged one (None: neither has it, or tuning is off)."""
+def _entry(k: str, first: Path | None = None) -> dict | None:
+    """Entry ``k`` of ``first`` (where given), else of the user's database, else of the packaged one (None: none
+    has it, or tuning is off)."""
     if not enabled():
         return None
-    for path in (user_path(), PACKAGED):
+    for path in ((first, ) if first else ()) + (user_path(), PACKAGED):
         e = _read(path).get(k)
         if e:
             return e

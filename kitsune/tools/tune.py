@@ -82,9 +82,10 @@ def only_configs(space: list, only: dict[str, set[int]] | None) -> list:
 
 
 def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None,
-              only: dict[str, set[int]] | None = None) -> dict | None:
-    """Time the default, the database's current winner and the best-ranked candidates of one task (``only``:
-    candidates whose config fields take these values, ``parse_only``); returns the record of the winner."""
+              only: dict[str, set[int]] | None = None, db_path=None) -> dict | None:
+    """Time the default, the database's current winner (in ``db_path`` first, where given: the file the run writes)
+    and the best-ranked candidates of one task (``only``: candidates whose config fields take these values,
+    ``parse_only``); returns the record of the winner."""
     import torch
 
     from kitsune.schedule import db, isolate
@@ -101,7 +102,9 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     # best-ranked of each tile shape (the cost model's ranking of splits and shapes is what tuning corrects),
     # then the rest by rank
     cands = [choice.config]
-    incumbent = db.lookup(p, gpu)
+    # (a run writing its own file: the winner it holds, not the packaged one it would replace; on the H100 a
+    # T256 fc2 entry of 67.1 us gave way to a 72.1 us candidate when only the packaged 74.3 us one raced it)
+    incumbent = db.lookup(p, gpu, Path(db_path) if db_path else None)
     if incumbent is not None and incumbent not in cands:
         cands.append(incumbent)
     seen_shapes = set()
@@ -181,7 +184,7 @@ def tune_graph(graph_module, gpu: str = "h100", device="cuda", max_candidates: i
         if k in seen:
             continue
         seen.add(k)
-        rec = tune_task(task, c, gpu, device, max_candidates, log, only)
+        rec = tune_task(task, c, gpu, device, max_candidates, log, only, db_path)
         if rec is None:
             continue
         if store:

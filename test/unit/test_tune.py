@@ -184,6 +184,24 @@ def test_user_entry_put_back_exactly(tmp_path, monkeypatch):
     assert db.user_entry(k) is None and db.lookup(p, "h100") is None
 
 
+def test_lookup_searches_the_runs_own_file_first(tmp_path, monkeypatch):
+    """``kitsune-tune --db F``: the incumbent of a task is F's winner where F has one (the entry the run would
+    overwrite), else the user's, else the packaged one; ``kitsune.compile`` (no path) reads the user's."""
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import config_from
+    from kitsune.schedule.configs import Problem
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path / "cache"))
+    own = tmp_path / "run.json"
+    p = Problem("gemv", 8, 4096, 4096)  # (a shape the packaged database has no entry for)
+    db.store(p, "h100", config_from("gemv", {"BN": 16, "BK": 512, "SPLIT": 1}), 1e-5, None)  # the user's
+    assert db.lookup(p, "h100", own).BN == 16  # (the file does not exist yet: the user's)
+    db.store(p, "h100", config_from("gemv", {"BN": 64, "BK": 256, "SPLIT": 2}), 1e-5, None, own)
+    assert db.lookup(p, "h100", own).BN == 64 and db.lookup(p, "h100").BN == 16
+    monkeypatch.setenv("KITSUNE_TUNING_DB", "0")
+    assert db.lookup(p, "h100", own) is None
+
+
 def test_in_program_candidates_are_checked_timed_and_the_best_retimed():
     """``_in_program_times`` with a fake program: a candidate that fails to build and one whose outputs differ are
     errors, not times; the fastest of the rest is re-timed against the incumbent in alternating rounds."""
