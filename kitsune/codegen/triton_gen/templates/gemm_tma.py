@@ -16,7 +16,13 @@ What a tile computes after the product (bias, activation, a residual, the casts:
 comes from the comprehension evaluator, seeded with the accumulator as the value of the anchor contraction's
 reduction at the tile's index, as in the chain template; its Triton text becomes Gluon by ``gluon_text``.
 
-Taken for a kernel of this one stage (no queues, no split of K) whose anchor is ``A[m, k] * W[n, k]`` (or
+A tile of 96 or 192 columns (Gluon's register tensors are powers of two) is two column parts, each with its W
+block, accumulator, wgmma, epilogue section and store: T256's fc2 as 128 tiles of 128 x 192 on 128 SMs where
+128 x 128 makes 192 (bench/kernels/NOTES.md section 34). A split of K (``SPLIT``) makes a tile's work items meet
+in the stage's fp32 workspace, the last running the epilogue (``combine``). The TMA descriptors come from the host
+(kernel parameters: ``host_desc``).
+
+Taken for a kernel of this one stage (no queues) whose anchor is ``A[m, k] * W[n, k]`` (or
 ``W[k, n]``) with ``A`` a 2-D tensor read from memory, ``W`` a 2-D weight, both of one 16-bit type with
 16-byte aligned row pitches, and a tile of whole ``BM x BN`` blocks; anything else raises ``CodegenError`` and
 the module emits the Triton form of the same config.
@@ -162,9 +168,9 @@ class GemmTmaGen:
                   width: int | None = None) -> bool:
         """Store the tile's result ``tv`` (its columns ``off`` .. ``off + width`` of the tile: a part, where the
         tile's width is no power of two) into the row-major matrix ``buf`` by TMA from a shared-memory buffer of
-        at most 128 columns (a 256-column tile in two halves; a second part through a view of the first part's
-        buffer), asynchronously: the copy runs during the next tile's K loop and is waited for only before the
-        buffer is written again. False where it does not apply (the caller stores from registers): a value that
+        at most 128 columns (a 256-column tile in two halves; a second part from a buffer of its own, or from the
+        A ring's slots after the first part's), asynchronously: the copy runs during the next tile's K loop and is
+        waited for only before the buffer is written again. False where it does not apply (the caller stores from registers): a value that
         does not vary along both tile axes, an output whose row pitch is not 16-byte aligned."""
         b, em = self.b, self.b.em
         width = width or self.BN
