@@ -42,8 +42,11 @@ def kernels_alone_us(state, env, kernels) -> dict[str, float]:
     out = {}
     for k in kernels:
         envk = {**state["buffers"], **env}
+        mod = k["fn"].fn.__globals__  # the generated module's runtime helpers
+        if k.get("tma"):  # (aligned / padded copies where TMA needs them)
+            mod["_tma_prepare"](envk, k["tma"], k.get("tma_pad"))
         # (with the TMA descriptors the host makes for a Gluon kernel: its module's ``_kernel_args``)
-        args = k["fn"].fn.__globals__["_kernel_args"](envk, k) if k.get("descs") else [envk[n] for n in k["tensors"]]
+        args = mod["_kernel_args"](envk, k) if k.get("descs") else [envk[n] for n in k["tensors"]]
 
         def step(k=k, args=args):
             ctr.zero_()

@@ -62,6 +62,18 @@ def _fence_gpu_gl():
 """
 
 
+def host_descriptor(g, name: str, tensor: str, shape, strides, block, dt: str) -> str:
+    """The Gluon stage function's line that binds ``name`` to a TMA descriptor of ``tensor`` (``shape``,
+    ``strides``, ``block`` blocks in the layout ``NVMMASharedLayout.get_default_for(block)``, as the kernel's
+    buffers), which the host makes: a parameter of the kernel (``TritonGen.kernel_descs``, the runtime's
+    ``_kernel_args``). One made in the kernel costs a global write and a proxy fence before the first load
+    (1.4-1.8 us a GEMM launch on the H100, bench/kernels/NOTES.md section 34). ``g``: the stage's StageGen."""
+    param = f"{g.fn_name()}{name}"
+    g.gen.kernel_descs.setdefault(g.kernel.name, []).append(
+        (param, tensor, list(shape), list(strides), list(block), dt))
+    return f"{name} = {param}"
+
+
 def gluon_line(line: str) -> str:
     for a, b in GLUON_TWINS.items():
         line = re.sub(rf"(?<![\w.]){a}\(", f"{b}(", line)
@@ -104,4 +116,4 @@ def to_gluon(body: list[str], axis_lines: list[str], mark: str) -> list[str]:
     return out
 
 
-__all__ = ["to_gluon", "gluon_line", "GLUON_HELPERS"]
+__all__ = ["to_gluon", "gluon_line", "GLUON_HELPERS", "host_descriptor"]

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.gluon_text import host_descriptor
 from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale
 from kitsune.codegen.triton_gen.stage import work_item_loop
 from kitsune.codegen.triton_gen.syntax import TL
@@ -112,15 +113,8 @@ class GemmTmaGen:
         return lay
 
     def host_desc(self, name: str, tensor: str, shape, block, dt: str) -> str:
-        """The stage function's line that binds ``name`` to a TMA descriptor of the row-major matrix ``tensor``
-        (``block`` blocks, the layout ``NVMMASharedLayout.get_default_for(block)`` as the kernel's buffers), which
-        the host makes (a parameter of the kernel, ``TritonGen.kernel_descs``): a descriptor made in the kernel
-        costs a global write and fence before the first load (1.4-1.8 us a GEMM launch on the H100,
-        bench/kernels/NOTES.md section 34)."""
-        param = f"{self.fn}{name}"
-        self.g.gen.kernel_descs.setdefault(self.g.kernel.name, []).append(
-            (param, tensor, list(shape), [shape[1], 1], list(block), dt))
-        return f"{name} = {param}"
+        """``gluon_text.host_descriptor`` of the row-major matrix ``tensor``."""
+        return host_descriptor(self.g, name, tensor, shape, [shape[1], 1], block, dt)
 
     # ---- code
     def prelude(self, lay) -> list[str]:
