@@ -205,12 +205,18 @@ def _push_done(ctr, base, j, cap: tl.constexpr):
 _TL_DTYPE = {"bf16": "bf16", "f16": "fp16", "f32": "fp32"}
 
 
+_TMA_LAYOUTS = {}  # (block, dtype) -> layout: made once, not at every launch of a kernel with host descriptors
+
+
 def _tma_layout(block, dt):
     """The shared-memory layout of a TMA block (what the kernel's buffers for it use)."""
-    from triton.experimental.gluon import language as gl
+    key = (tuple(block), dt)
+    if key not in _TMA_LAYOUTS:
+        from triton.experimental.gluon import language as gl
 
-    return gl.NVMMASharedLayout.get_default_for(list(block), {"bf16": gl.bfloat16, "f16": gl.float16,
-                                                              "f32": gl.float32}[dt])
+        _TMA_LAYOUTS[key] = gl.NVMMASharedLayout.get_default_for(
+            list(block), {"bf16": gl.bfloat16, "f16": gl.float16, "f32": gl.float32}[dt])
+    return _TMA_LAYOUTS[key]
 
 
 def _desc_sig(sig, descs):
