@@ -56,6 +56,33 @@ def _use(buf, out_ptr, j: gl.constexpr):
 
 
 @gluon.jit
+def _load_all(d0, d1, d2, d3, d4, bar, out_ptr, N_DESC: gl.constexpr, NBYTES: gl.constexpr):
+    """A block through each of the first ``N_DESC`` descriptors, all in flight on one barrier; a value of each
+    added into ``out_ptr``."""
+    row = gl.program_id(0) * 128
+    mbarrier.expect(bar, NBYTES)
+    b0 = _issue(d0, bar, row)
+    if N_DESC >= 2:
+        b1 = _issue(d1, bar, row)
+    if N_DESC >= 3:
+        b2 = _issue(d2, bar, row)
+    if N_DESC >= 4:
+        b3 = _issue(d3, bar, row)
+    if N_DESC >= 5:
+        b4 = _issue(d4, bar, row)
+    mbarrier.wait(bar, 0)
+    _use(b0, out_ptr, 0)
+    if N_DESC >= 2:
+        _use(b1, out_ptr, 1)
+    if N_DESC >= 3:
+        _use(b2, out_ptr, 2)
+    if N_DESC >= 4:
+        _use(b3, out_ptr, 3)
+    if N_DESC >= 5:
+        _use(b4, out_ptr, 4)
+
+
+@gluon.jit
 def desc_kernel(a_ptr, out_ptr, M, K, N_DESC: gl.constexpr, EARLY: gl.constexpr, PDL: gl.constexpr,
                 NBYTES: gl.constexpr):
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
@@ -67,38 +94,26 @@ def desc_kernel(a_ptr, out_ptr, M, K, N_DESC: gl.constexpr, EARLY: gl.constexpr,
     if N_DESC >= 2:
         d1 = tma.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[64, 64],
                                         layout=gl.NVMMASharedLayout.get_default_for([64, 64], gl.bfloat16))
+    else:
+        d1 = d0  # (not loaded through)
     if N_DESC >= 3:
         d2 = tma.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[32, 64],
                                         layout=gl.NVMMASharedLayout.get_default_for([32, 64], gl.bfloat16))
+    else:
+        d2 = d0  # (not loaded through)
     if N_DESC >= 4:
         d3 = tma.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[16, 64],
                                         layout=gl.NVMMASharedLayout.get_default_for([16, 64], gl.bfloat16))
+    else:
+        d3 = d0  # (not loaded through)
     if N_DESC >= 5:
         d4 = tma.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[8, 64],
                                         layout=gl.NVMMASharedLayout.get_default_for([8, 64], gl.bfloat16))
+    else:
+        d4 = d0  # (not loaded through)
     if PDL and EARLY == 1:
         gdc_wait()
-    row = gl.program_id(0) * 128
-    mbarrier.expect(bar, NBYTES)
-    b0 = _issue(d0, bar, row)
-    if N_DESC >= 2:
-        b1 = _issue(d1, bar, row)
-    if N_DESC >= 3:
-        b2 = _issue(d2, bar, row)
-    if N_DESC >= 4:
-        b3 = _issue(d3, bar, row)
-    if N_DESC >= 5:
-        b4 = _issue(d4, bar, row)
-    mbarrier.wait(bar, 0)
-    _use(b0, out_ptr, 0)
-    if N_DESC >= 2:
-        _use(b1, out_ptr, 1)
-    if N_DESC >= 3:
-        _use(b2, out_ptr, 2)
-    if N_DESC >= 4:
-        _use(b3, out_ptr, 3)
-    if N_DESC >= 5:
-        _use(b4, out_ptr, 4)
+    _load_all(d0, d1, d2, d3, d4, bar, out_ptr, N_DESC, NBYTES)
     if PDL:
         gdc_launch_dependents()
 
@@ -108,27 +123,7 @@ def host_kernel(d0, d1, d2, d3, d4, out_ptr, N_DESC: gl.constexpr, NBYTES: gl.co
     """The same loads through descriptors made on the host (kernel parameters)."""
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
-    row = gl.program_id(0) * 128
-    mbarrier.expect(bar, NBYTES)
-    b0 = _issue(d0, bar, row)
-    if N_DESC >= 2:
-        b1 = _issue(d1, bar, row)
-    if N_DESC >= 3:
-        b2 = _issue(d2, bar, row)
-    if N_DESC >= 4:
-        b3 = _issue(d3, bar, row)
-    if N_DESC >= 5:
-        b4 = _issue(d4, bar, row)
-    mbarrier.wait(bar, 0)
-    _use(b0, out_ptr, 0)
-    if N_DESC >= 2:
-        _use(b1, out_ptr, 1)
-    if N_DESC >= 3:
-        _use(b2, out_ptr, 2)
-    if N_DESC >= 4:
-        _use(b3, out_ptr, 3)
-    if N_DESC >= 5:
-        _use(b4, out_ptr, 4)
+    _load_all(d0, d1, d2, d3, d4, bar, out_ptr, N_DESC, NBYTES)
 
 
 def run_gpu(out_path):
