@@ -233,7 +233,8 @@ class Stage:
     config: dict[str, int] = field(default_factory=dict)
     split: int = 1
     """Programs sharing one tile's reduction (split-K): partial sums meet in ``workspace`` (fp32, one slice per
-    part); ``ntiles`` counters from ``split_base`` (from its kernel's ticket) count each tile's arrivals."""
+    part); ``ntiles`` counters from ``split_base`` (from its kernel's ticket) count each tile's arrivals (and for
+    the Gluon gemm ``ntiles`` more its published slices: ``templates/gemm_tma.py``, ``combine``)."""
     workspace: str | None = None
     split_base: int = 0
     done: int | None = None
@@ -629,11 +630,13 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                 zero += [b for _, b, _ in st.stores]
         elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
-            tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
+            gluon = st.template == "gemm" and int(st.config.get("GLUON", 0))  # (the last part stores no slice)
+            tensors[ws] = Tensor(ws, (st.split - 1 if gluon else st.split,) + tuple(st.shape), "f32", "workspace",
                                  f"split-K partial sums of {s.stage_name}")
             st.workspace = ws
             st.split_base = own
-            own += st.ntiles
+            # a tile's arrivals; the Gluon gemm's parts also publish their slices on a second counter a tile
+            own += st.ntiles * (2 if gluon else 1)
         splans.append(st)
     order: list[str] = []
     for st in splans:

@@ -107,7 +107,7 @@ class GemmConfig(Config):
     tiles); elsewhere the Triton form of the same tile."""
 
     template: ClassVar[str] = "gemm"
-    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM", "GLUON")
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM", "GLUON", "SKEW")
     BM: int = 128
     BN: int = 128
     BK: int = 64
@@ -118,6 +118,7 @@ class GemmConfig(Config):
     BB: int = 1  # batch entries per tile (a batched dot of small matrices, ``batched_small``)
     PER_ITEM: bool = False
     GLUON: int = 0
+    SKEW: int = 0  # Gluon, split: K steps the last part of a tile takes beyond an even share (``kspan``)
 
     def resources(self, p: Problem) -> Resources:
         smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
@@ -264,10 +265,13 @@ class GemmConfig(Config):
                 if p.M >= BM and p.N >= BN:
                     out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=w, stages=st, GLUON=form))
             # K in two parts that meet in an fp32 workspace, the last to arrive running the epilogue: 128 work items
-            # where T256's fc1 has 64 tiles of 128 x 192 (section 34)
-            for BM, BN, w, st in ((128, 192, 8, 4), (128, 192, 8, 5), (128, 128, 8, 6)):
+            # where T256's fc1 has 64 tiles of 128 x 192 (section 34); the last part 2 K steps longer, so that the
+            # other's slice is stored while it runs (where a program has one work item)
+            for BM, BN, w, st, skew in ((128, 192, 8, 4, 0), (128, 192, 8, 5, 0), (128, 128, 8, 6, 0),
+                                        (128, 192, 8, 5, 2), (128, 192, 8, 4, 2)):
                 if p.split_ok and p.K >= 4 * 64 and p.M >= BM and p.N >= BN:
-                    out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=2, warps=w, stages=st, GLUON=form))
+                    out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=2, warps=w, stages=st, GLUON=form,
+                                          SKEW=skew))
         return out
 
 

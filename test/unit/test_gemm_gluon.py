@@ -12,7 +12,8 @@ stored by TMA.
   ``--only`` filter; a ring too deep for the result's own buffer: the tile through the ring's first slots (one
   tile a program) or from registers;
 * a tile of no power-of-two width (96, 192 columns) in two parts: two W blocks, accumulators and stores;
-* K split in two parts that meet in an fp32 workspace, the last part running the epilogue;
+* K split in two parts that meet in an fp32 workspace: the first to arrive publishes its slice, the last adds it
+  and runs the epilogue; the last part a few K steps longer (``SKEW``);
 * an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
   spills (marked ``aot``);
 * GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
@@ -26,6 +27,7 @@ import numpy as np
 import pytest
 
 from kitsune.codegen.triton_gen import generate_triton
+from kitsune.codegen.triton_gen.templates.gemm_tma import GemmTmaGen
 from kitsune.schedule.configs import GemmConfig, Problem
 from test_templates import linear_module, lower_forced, matmul_module, run  # noqa: E402
 
@@ -36,6 +38,7 @@ DEEP = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=7, 
 WIDE = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
 NARROW = GemmConfig(BM=128, BN=96, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=1)
 SPLIT2 = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=2, warps=8, stages=4, GLUON=2)  # K in two parts
+SKEWED = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=2, warps=8, stages=4, GLUON=2, SKEW=2)  # uneven parts
 
 
 def gluon_source(text, cfg, gluon=True, mode="bulk-sync"):
@@ -128,21 +131,48 @@ def test_tile_of_no_power_of_two_width_in_two_parts():
 
 def test_split_k_parts_meet_in_the_workspace():
     """K in two parts (work item w = (tile t, part ks)): both partitions walk K from the part's offset; each part
-    stores its accumulators into its fp32 slice, fences and counts itself in; the last adds the other slice and
-    runs the epilogue (bias, GELU, the TMA stores) inside that branch."""
+    counts itself in first; the first to arrive stores its accumulators into the slice its arrival names, fences
+    and publishes it on the tile's second counter; the last stores nothing, waits for that counter, adds the slice
+    and runs the epilogue (bias, GELU, the TMA stores) inside that branch."""
     k = kernel_text(gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), SPLIT2))
     assert "Gluon form does not apply" not in k
     assert k.count("t = w // 2") == 2 and k.count("ks = w % 2") == 2  # the loader's items are the same
     assert "tma.async_copy_global_to_shared(_da, [c2 * 128, ks * 512 + kt * 64]" in k
-    assert "for kt in range(0, 8):" in k  # 16 K steps in two parts
-    assert re.search(r"tl\.store\(k0_linear_0_partials \+ ks \* 98304 \+ o\d+, acc\d+, mask=m\d+\)", k)
-    assert "_fence_gpu_gl()" in k and "_fence_gpu()" not in k
-    assert re.search(r"arrived = tl\.atomic_add\(ctr \+ \d+ \+ t, 1, sem=\"acq_rel\", scope=\"gpu\"\)", k)
-    last = k.index("if arrived % 2 == 1:")
-    assert re.search(r"acc\d+ = acc\d+ \+ tl\.load\(k0_linear_0_partials \+ \(\(ks \+ 1\) % 2\) \* 98304", k[last:])
-    assert last < k.index("tl.erf(") and last < k.index("tma.async_copy_shared_to_global(")
+    assert "for kt in range(0, 8):" in k and "kn = " not in k  # 16 K steps in two even parts
+    arrive = re.search(r"arrived = tl\.atomic_add\(ctr \+ (\d+) \+ t, 1, sem=\"acq_rel\", scope=\"gpu\"\)", k)
+    assert arrive and arrive.start() < k.index("tl.store(k0_linear_0_partials")  # counted in before any store
+    first, last = k.index("if arrived % 2 != 1:"), k.index("if arrived % 2 == 1:")
+    publish = k[first:last]
+    assert len(re.findall(r"tl\.store\(k0_linear_0_partials \+ \(arrived % 2\) \* 98304 \+ o\d+, acc\d+, mask=m\d+\)",
+                          publish)) == 2  # both column parts
+    assert publish.index("_fence_gpu_gl()") < publish.index("gl.thread_barrier()")
+    ready = re.search(r"tl\.atomic_add\(ctr \+ (\d+) \+ t, 1, sem=\"release\", scope=\"gpu\"\)", publish)
+    assert ready and int(ready.group(1)) == int(arrive.group(1)) + 4  # (after the 4 tiles' arrival counters)
+    tail = k[last:]
+    assert "tl.store(k0_linear_0_partials" not in tail  # the last part stores no slice
+    assert f"_await_count_gl(ctr + {ready.group(1)} + t, (arrived // 2 + 1) * 1)" in tail
+    assert tail.index("_await_count_gl(") < tail.index("_fence_gpu_gl()") < tail.index("tl.load(k0_linear_0_partials")
+    assert len(re.findall(r"acc\d+ = acc\d+ \+ tl\.load\(k0_linear_0_partials \+ 0 \+ o\d+", tail)) == 2
+    assert tail.index("tl.load(k0_linear_0_partials") < tail.index("tl.erf(") < tail.index(
+        "tma.async_copy_shared_to_global(")
+    assert "_fence_gpu()" not in k
+    src = gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), SPLIT2)
+    assert "'k0_linear_0_partials': ((1, 256, 384), 'f32', 'workspace')" in src  # one slice: the last stores none
     assert SPLIT2 in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
     assert SPLIT2 not in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288, split_ok=False))
+
+
+def test_split_k_last_part_longer():
+    """``SKEW``: where every program has one work item, the last part runs 2 K steps more than the others (its
+    count a run-time value in both partitions, the ring's step count from 0); with more work items than
+    programs, even parts."""
+    k = kernel_text(gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), SKEWED))
+    assert k.count("kn = tl.where(ks == 1, 9, 7)  # this part's K steps") == 2  # 16 = 7 + 9
+    assert k.count("for kt in range(0, kn):") == 2
+    assert "tma.async_copy_global_to_shared(_da, [c2 * 128, ks * 448 + kt * 64]" in k  # part 1 from step 7
+    assert "mbarrier.arrive(_empty.index((g" in k and "+ kn - 1) % 4))" in k
+    assert GemmTmaGen.kspan.__doc__
+    assert SKEWED in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
 
 
 @pytest.mark.parametrize("why,text,cfg", [
@@ -216,8 +246,9 @@ def test_tuner_only_filter():
 
 
 @pytest.mark.aot
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2],
-                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2, SKEWED],
+                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2",
+                              "ws-192-split-2-skew-2"])
 def test_compiles_for_sm90(cfg):
     from kitsune.codegen.aot import compile_source_in_subprocess
 
@@ -234,8 +265,9 @@ def test_compiles_for_sm90(cfg):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2],
-                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2"])
+@pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2, SKEWED],
+                         ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2",
+                              "ws-192-split-2-skew-2"])
 @pytest.mark.parametrize("kind", ["linear", "matmul"])
 def test_on_gpu(tmp_path, cfg, kind):
     """Both forms against the reference interpreter (fp32 math of bf16 inputs) on a shape whose rows and columns

@@ -46,8 +46,9 @@ def _with_layout(line: str, fn: str) -> str:
         pos = j + 1
 
 
-# helpers with a Gluon twin in the module (GLUON_HELPERS): their calls are renamed
+# helpers with a Gluon twin in the module (GLUON_HELPERS): their calls are renamed; and its Gluon-only ones
 GLUON_TWINS = {"_index_check": "_index_check_gl", "_fence_gpu": "_fence_gpu_gl"}
+GLUON_ONLY = ("_await_count_gl", )
 GLUON_HELPERS = """
 @gluon.jit
 def _index_check_gl(v, n, err, code):
@@ -59,6 +60,15 @@ def _index_check_gl(v, n, err, code):
 def _fence_gpu_gl():
     # fence.acq_rel.gpu in every thread, as _fence_gpu
     gl.inline_asm_elementwise("fence.acq_rel.gpu; mov.u32 $0, 0;", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _await_count_gl(ptr, target):
+    # spin (acquire, gpu scope) until the counter at ptr reaches target: only where the programs that move it
+    # have counted themselves in elsewhere, so run, and owe nothing but a store and the increment (no watchdog)
+    v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
+    while v < target:
+        v = tl.atomic_add(ptr, 0, sem="acquire", scope="gpu")
 """
 
 
@@ -78,7 +88,7 @@ def gluon_line(line: str) -> str:
     for a, b in GLUON_TWINS.items():
         line = re.sub(rf"(?<![\w.]){a}\(", f"{b}(", line)
     for m in _HELPER_CALL.finditer(line):
-        if m.group(1) not in GLUON_TWINS.values():
+        if m.group(1) not in GLUON_TWINS.values() and m.group(1) not in GLUON_ONLY:
             raise CodegenError(f"the Gluon form cannot call {m.group(1)} (a Triton helper): {line.strip()[:120]}")
     for fn in ("arange", "zeros", "full"):
         line = _with_layout(line, fn)

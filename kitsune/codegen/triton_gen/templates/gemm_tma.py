@@ -62,6 +62,8 @@ class GemmTmaGen:
         self.BM, self.BN, self.BK = int(cfg.get("BM", 128)), int(cfg.get("BN", 128)), int(cfg.get("BK", 64))
         self.BN0, self.BN1 = GemmConfig(BN=self.BN).gluon_widths()  # columns: a power of two (+ a second part)
         self.split = int(g.stage.split)  # parts of K a tile's work items share (``combine``)
+        self.skew = int(cfg.get("SKEW", 0))  # K steps the last part takes beyond an even share (``kspan``)
+        self.kn = ""  # a line defining a work item's K step count where the parts' extents differ
         self.kofs = ""  # a work item's first K offset (its part's), set once the part's extent is known
         self.warps = int(g.kernel.warps)
         self.fn = g.fn_name()
@@ -236,34 +238,60 @@ class GemmTmaGen:
         return tix_coords.get(d, "0")
 
     def combine(self, accs: list[str], cm: str, cn: str, D):
-        """The ``split`` work items of a tile meet in the stage's fp32 workspace (one slice a part, as
-        ``SplitK.combine``): each stores its accumulators into its slice, fences, counts itself in on the tile's
-        counter; the last to arrive adds the other slices into its own accumulators (in place: the epilogue
-        follows, inside the returned block, which the caller leaves)."""
+        """The ``split`` work items of a tile meet in the stage's fp32 workspace. Each counts itself in on the
+        tile's arrival counter first; the ``split - 1`` that arrive before the last store their accumulators into
+        the slice their arrival number names, fence, and count themselves in on the tile's second counter; the
+        last stores nothing: it waits on that counter for the others' slices (their programs have arrived, so they
+        run: the wait cannot hang), adds them into its own accumulators and goes on with the epilogue, inside the
+        returned block, which the caller leaves. Only ``split - 1`` slices are written, while the last is still
+        running its K loop where the parts' extents differ (``kspan``), so the tile's tail holds one read of them
+        (all parts storing at the tail: T256's fc1 at 85.8 us against 75 unsplit, NOTES section 34). Both counters
+        only grow: the arrivals' round (``arrived // split``) names the value the second reaches in it."""
         b, em, st, S = self.b, self.b.em, self.st, self.split
         M, N = D
         numel, ws = M * N, st.workspace
+        arrive, publish = st.split_base, st.split_base + st.ntiles
+        tid = self.g.tile.tid
+        em.emit(f"arrived = tl.atomic_add(ctr + {arrive} + {tid}, 1, sem=\"acq_rel\", scope=\"gpu\")", 1)
         offs = []
+        saved = em.open(f"if arrived % {S} != {S - 1}:  # not the last of the tile's {S} parts: publish a slice", 1)
         for j, (acc, (off, width)) in enumerate(zip(accs, self.parts())):
             ml = f"_mma{j or ''}"
             o, m = b.fresh("o"), b.fresh("m")
+            em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", 2)
+            em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))", 2)
+            em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", 2)
+            em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", 2)
+            em.emit(f"tl.store({ws} + (arrived % {S}) * {numel} + {o}, {acc}, mask={m})", 2)
+            offs.append((acc, o, m, ml, off, width))
+        em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's second counter moves", 2)
+        em.emit("gl.thread_barrier()", 2)
+        em.emit(f"tl.atomic_add(ctr + {publish} + {tid}, 1, sem=\"release\", scope=\"gpu\")", 2)
+        em.close(1, saved)
+        outer = em.enter(f"if arrived % {S} == {S - 1}:  # the last of the tile's {S} parts", 1)
+        em.emit(f"_await_count_gl(ctr + {publish} + {tid}, (arrived // {S} + 1) * {S - 1})  # the others' slices", 1)
+        em.emit("_fence_gpu()", 1)
+        for acc, o, m, ml, off, width in offs:
             em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", 1)
             em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))", 1)
             em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", 1)
             em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", 1)
-            em.emit(f"tl.store({ws} + ks * {numel} + {o}, {acc}, mask={m})", 1)
-            offs.append((acc, o, m))
-        em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)
-        em.emit("gl.thread_barrier()", 1)
-        em.emit(f"arrived = tl.atomic_add(ctr + {st.split_base} + {self.g.tile.tid}, 1, sem=\"acq_rel\", "
-                f"scope=\"gpu\")", 1)
-        outer = em.enter(f"if arrived % {S} == {S - 1}:  # the last of the tile's {S} parts", 1)
-        em.emit("_fence_gpu()", 1)
-        for acc, o, m in offs:
-            for k in range(1, S):
-                em.emit(f"{acc} = {acc} + tl.load({ws} + ((ks + {k}) % {S}) * {numel} + {o}, mask={m}, other=0.0, "
+            for k in range(S - 1):
+                em.emit(f"{acc} = {acc} + tl.load({ws} + {k * numel} + {o}, mask={m}, other=0.0, "
                         f"cache_modifier=\".cg\")", 1)
         return outer
+
+    def kspan(self, KT: int) -> tuple[int, int]:
+        """(K steps of each part but the last, K steps of the last) of a split tile's ``KT``. Where every program
+        has one work item, the last part takes ``SKEW`` steps more than an even share, so the others' slices are
+        stored while it still runs its K loop; else all take ``ceil(KT / split)`` (the ring's step count of a
+        program's earlier items is then ``it`` times it), past K zeros (TMA's fill)."""
+        S = self.split
+        skew = self.skew if self.st.work_items <= self.st.programs else 0
+        if not skew:
+            return -(-KT // S), -(-KT // S)
+        each = max(1, (KT - skew) // S)
+        return each, KT - (S - 1) * each
 
     def parts(self) -> list[tuple[int, int]]:
         """(column offset, width) of the tile's parts: the whole tile, or a power-of-two part and the rest."""
@@ -278,8 +306,9 @@ class GemmTmaGen:
         base = lscale(b.sym(cn, 0, G - 1, 1), self.BN) if G > 1 else lconst(0)
         return ax, (tix.idx[0], ladd(base, lconst(off), b.axis(ax, width - 1)))
 
-    def mainloop(self, lay, KT: int, cm: str, cn: str) -> list[str]:
-        """The tile's K loop (depth 1 onwards); returns the accumulators' names (one per column part)."""
+    def mainloop(self, lay, KT: int | str, cm: str, cn: str) -> list[str]:
+        """The tile's K loop (depth 1 onwards) of ``KT`` steps (a count, or the name of a work item's count);
+        returns the accumulators' names (one per column part)."""
         b, em, S = self.b, self.b.em, self.S
         accs = [b.fresh("acc") for _ in range(2 if self.BN1 else 1)]
         g0 = b.fresh("g")
@@ -312,10 +341,11 @@ class GemmTmaGen:
         em.emit(f"{deps} = warpgroup_mma_wait(num_outstanding=0, deps=({deps}, ))", 1)
         if self.form == 2:
             em.emit("gl.thread_barrier()", 1)
-            em.emit(f"mbarrier.arrive(_empty.index(({g0} + {KT - 1}) % {S}))", 1)
+            last = KT - 1 if isinstance(KT, int) else f"{KT} - 1"
+            em.emit(f"mbarrier.arrive(_empty.index(({g0} + {last}) % {S}))", 1)
         return accs
 
-    def loader(self, lay, KT: int) -> list[str]:
+    def loader(self, lay, KT: int | str) -> list[str]:
         """The loader partition's body: the same work items and tile order as the default partition."""
         st = self.st
         saved_b = self.b
@@ -323,6 +353,8 @@ class GemmTmaGen:
         self.b = b
         try:
             saved = work_item_loop(b.em, st, self.split if self.split > 1 else None)
+            if self.kn:
+                b.em.emit(self.kn, 1)
             ix = TileIndexer(st, b)
             ix.index(tuple(st.tile), tuple(st.shape))
             cm, cn = self.coords(ix.coords, 0), self.coords(ix.coords, 1)
@@ -344,11 +376,17 @@ class GemmTmaGen:
         lay = self.check()
         KT = -(-lay.K // self.BK)
         if self.split > 1:  # part ks runs K steps [ks KT, ks KT + KT) (past K: zeros, TMA's fill)
-            KT = -(-KT // self.split)
-            self.kofs = f"ks * {KT * self.BK} + "
+            each, last = self.kspan(KT)
+            self.kofs = f"ks * {each * self.BK} + "
+            KT = each
+            if last != each:  # (one work item a program: ``it`` is 0, the ring's step count starts at 0)
+                self.kn = f"kn = tl.where(ks == {self.split - 1}, {last}, {each})  # this part's K steps"
+                KT = "kn"
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
         body = g.open_work_items(self.split if self.split > 1 else None, "part of K")
+        if self.kn:
+            b.em.emit(self.kn, 1)
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
         b.em.floor = 1  # nothing of a tile (bias) is hoisted above the work-item loop: registers
