@@ -238,7 +238,8 @@ def test_last_after_all_plans():
 def test_own_epochs_where_the_last_kernel_cannot_move_one(monkeypatch):
     """Concurrent branches whose last kernel runs after only some of them: every kernel moves an epoch slot of
     its own (its view of ``state["epoch"]``), so that no increment kernel ends the launch; one shared epoch
-    everywhere else (no branches, a joined last kernel, a Gluon kernel among them, KITSUNE_EPOCH_KERNEL=1)."""
+    everywhere else (no branches, a joined last kernel, a Gluon kernel that computes with the epoch among them,
+    KITSUNE_EPOCH_KERNEL=1)."""
     import torch
 
     from kitsune.codegen.triton_gen.runtime_text import HOST
@@ -253,9 +254,11 @@ def test_own_epochs_where_the_last_kernel_cannot_move_one(monkeypatch):
     assert [e.data_ptr() for e in epochs] == [state["epoch"][j:].data_ptr() for j in range(3)]
     assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [1])]) is None  # the last kernel joins k1
     assert own({"epoch": state["epoch"]}, None) is None
-    ns["KERNELS"][1]["gluon"] = True  # a Gluon kernel takes no ticket: it could not move its own
+    ns["KERNELS"][1]["gluon"] = True  # a Gluon kernel moves its own under BUMP too
+    assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [])]) is not None
+    ns["KERNELS"][1]["nobump"] = True  # one that computes with the epoch could not
     assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [])]) is None
-    del ns["KERNELS"][1]["gluon"]
+    del ns["KERNELS"][1]["gluon"], ns["KERNELS"][1]["nobump"]
     monkeypatch.setenv("KITSUNE_EPOCH_KERNEL", "1")
     assert own({"epoch": state["epoch"]}, [(0, []), (1, []), (0, [])]) is None
 

@@ -175,6 +175,23 @@ def test_split_k_last_part_longer():
     assert SKEWED in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
 
 
+def test_gluon_kernel_moves_the_epoch_on():
+    """A Gluon kernel takes ``BUMP`` like a Triton one: the program with the last CTA id moves the epoch on (its
+    stages never compute with it), so the launch needs no increment kernel of its own; a Gluon body that computed
+    with the epoch would be marked ``nobump`` (the host's increment then)."""
+    from kitsune.codegen.triton_gen.module import TritonGen
+
+    src = gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), WS)
+    k = kernel_text(src)
+    assert "WATCHDOG: tl.constexpr, PDL: tl.constexpr = 0, BUMP: tl.constexpr = 0):" in k
+    shell = k[k.index("def k0("):]
+    assert "if BUMP:" in shell and "if gl.program_id(0) == 5:" in shell  # 2 x 3 tiles of 128 x 128
+    assert shell.index("gdc_wait()") < shell.index("if BUMP:")  # after the previous kernel has finished
+    assert '"nobump": True' not in src and '"gluon": True' in src
+    assert not TritonGen._gluon_reads_epoch([(None, "f", ["    g(pid, ctr, err, epoch, WATCHDOG)"])])
+    assert TritonGen._gluon_reads_epoch([(None, "f", ["    n = (epoch + 1) * 4"])])
+
+
 @pytest.mark.parametrize("why,text,cfg", [
     ("operands of type ['f32']", linear_module([300], 256, 192, "f32", ""), WS),
     ("not 16-byte aligned", linear_module([300], 256, 36, "bf16", ""), WS),
@@ -303,3 +320,4 @@ def test_on_gpu(tmp_path, cfg, kind):
         mod.check(state)
         err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
         assert err < 1e-2, err
+    assert mod._bump_in_kernel(state, None) and int(state["epoch"][0]) == 2  # moved on by the kernel itself

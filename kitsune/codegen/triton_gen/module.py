@@ -179,6 +179,7 @@ class TritonGen:
     def generate(self) -> str:
         out: list[str] = []
         kern_texts = []
+        self.nobump: set[str] = set()  # Gluon kernels that compute with the epoch (``_gluon_reads_epoch``)
         for k in self.plan.kernels:
             stage_fns = []
             extra: set[str] = set()
@@ -214,6 +215,8 @@ class TritonGen:
             texts += ["\n".join([deco, f"def {fn}(pid, {', '.join(params)}, {self.counter_params(k)}, "
                                         f"WATCHDOG: tl.constexpr{pdl}):"] + body)
                       for st, fn, body in stage_fns]
+            if gl_body is not None and self._gluon_reads_epoch(stage_fns + [(None, fn, b) for fn, _, b in gl_fns]):
+                self.nobump.add(k.name)
             if gl_fns:  # the kernel's parameters, known only now
                 from kitsune.codegen.triton_gen.templates.gemm_tma import PARAMS_MARK
 
@@ -340,7 +343,7 @@ class TritonGen:
         early = k.name in self.early
         lines = [f'@{"gluon" if gluon else "triton"}.jit(do_not_specialize=["ticket"])',
                  f"def {ident(k.name)}({', '.join(params)}, ctr, err, epoch_ptr, ticket, WATCHDOG: tl.constexpr{prof}, "
-                 "PDL: tl.constexpr = 0" + ("" if gluon else ", BUMP: tl.constexpr = 0") + "):"]
+                 "PDL: tl.constexpr = 0, BUMP: tl.constexpr = 0):"]
         trigger = ["    if PDL == 1:", "        gdc_launch_dependents()"]
         tail = []  # the epoch, its bump and the fills: behind the wait in a kernel of the early form
         if early:
@@ -358,7 +361,7 @@ class TritonGen:
                       "    # anything; the next kernel may be launched once every program of this one has started (1) or",
                       "    # has done its work (2)"]
             lines += trigger + ["    if PDL:", "        gdc_wait()"]
-            lines += self._program_id(k, gluon, stage_fns)
+            lines += self._program_id(k, gluon, stage_fns, k.name in self.nobump)
         for buf in self.fills.get(k.name, []):
             t = self.plan.tensors[buf]
             n = math.prod(t.shape)
@@ -432,13 +435,20 @@ class TritonGen:
         return frozenset(buf for _, buf in self.plan.mutates)
 
     @classmethod
-    def _program_id(cls, k: Kernel, gluon: bool, stage_fns) -> list[str]:
+    def _program_id(cls, k: Kernel, gluon: bool, stage_fns, nobump: bool = False) -> list[str]:
         """The shell's lines that read the epoch and give the program its id (and move the epoch on under
-        ``BUMP``), for a kernel not of the early form (which does this after its stages, ``_kernel_fn``)."""
+        ``BUMP``, unless ``nobump``: a Gluon kernel that computes with it), for a kernel not of the early form
+        (which does this after its stages, ``_kernel_fn``)."""
         if gluon:
+            bump = [] if nobump else [
+                "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
+                "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
+                "        # finished)",
+                f"        if gl.program_id(0) == {k.grid - 1}:",
+                "            tl.store(epoch_ptr, epoch + 1)"]
             return ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
                     "    epoch = tl.load(epoch_ptr)",
-                    f"    pid = gl.program_id(0) + {k.stages[0].lo}"]
+                    f"    pid = gl.program_id(0) + {k.stages[0].lo}"] + bump
         if not cls._waits(stage_fns):
             return _NO_TICKET + ["    epoch = tl.load(epoch_ptr)", "    pid = tl.program_id(0)"] + cls._bump_by_last_id(k)
         return ["    # program ids are handed out in the order CTAs start (a ticket counter, epoch based), so a",
@@ -460,6 +470,14 @@ class TritonGen:
                 "        # finished)",
                 f"        if pid == {k.grid - 1}:",
                 "            tl.store(epoch_ptr, epoch + 1)"]
+
+    @staticmethod
+    def _gluon_reads_epoch(stage_fns) -> bool:
+        """Whether a Gluon kernel's stage functions compute with the epoch (not only pass it on: Gluon calls no
+        Triton helper that could): such a kernel cannot move it on under ``BUMP`` (``"nobump"`` in its
+        ``KERNELS`` entry; the host's increment then does). None of the Gluon templates does."""
+        use = re.compile(r"\bepoch\s*[-+*/%<>=!]|[-+*/%<>=]\s*epoch\b")
+        return any(use.search(code_part(ln)) for _, _, body in stage_fns for ln in body)
 
     @staticmethod
     def _waits(stage_fns) -> bool:
@@ -564,7 +582,8 @@ class TritonGen:
                          f"\"descs\": {descs!r}, "
                          f"\"signature\": {sig_text}, "
                          f"\"constexprs\": {cxs}" + (", \"profile\": True" if self.profile else "")
-                         + (", \"gluon\": True" if self.is_gluon(k) else "") + "},")
+                         + (", \"gluon\": True" if self.is_gluon(k) else "")
+                         + (", \"nobump\": True" if k.name in self.nobump else "") + "},")
         lines.append("]")
         return "\n".join(lines) + "\n"
 
