@@ -54,17 +54,23 @@ def anchor_statement(stage: Stage):
     return (id(op), r.stmt) if r is not None else None
 
 
-def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = ""):
+def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = "", parts_major: bool = False):
     """Open program ``pid``'s loop over the work items of stage ``st`` in ``em`` (``StageGen.open_work_items``;
-    a warp-specialised Gluon kernel's loader partition walks the same items). Returns what ``em.close(0, ...)``
-    takes."""
+    a warp-specialised Gluon kernel's loader partition walks the same items). With ``parts``, work item ``w`` is
+    part ``w % parts`` of tile ``w // parts``, or (``parts_major``) part ``w // tiles`` of tile ``w % tiles``.
+    Returns what ``em.close(0, ...)`` takes."""
     items, nprog = st.work_items, st.programs
     saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
     if parts is not None:
         # work item w = (tile t, part ks of its reduction)
         em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
-        em.emit(f"t = w // {parts}", 1)
-        em.emit(f"ks = w % {parts}" + (f"  # {ks_note}" if ks_note else ""), 1)
+        note = f"  # {ks_note}" if ks_note else ""
+        if parts_major:
+            em.emit(f"t = w % {items // parts}", 1)
+            em.emit(f"ks = w // {items // parts}" + note, 1)
+        else:
+            em.emit(f"t = w // {parts}", 1)
+            em.emit(f"ks = w % {parts}" + note, 1)
         guard = "w"
     else:
         em.emit(f"t = pid - {st.lo} + it * {nprog}", 1)
@@ -103,13 +109,13 @@ class StageGen:
         return ident(f"{self.kernel.name}_{self.stage.name}")
 
     # ---- hooks
-    def open_work_items(self, parts: int | None, ks_note: str = ""):
+    def open_work_items(self, parts: int | None, ks_note: str = "", parts_major: bool = False):
         """Open this program's loop over its work items (``for it``, depth 0) and, at depth 1, the tile: ``t``,
         and with ``parts`` the work item ``w = (tile t, part ks)`` of a split into ``parts`` (``ks_note``: a
         comment on ``ks``). A grid that does not divide the work items guards the tile with an ``if``, which
         then is depth 1. Returns what ``b.em.close(0, ...)`` takes once the tile's code is emitted."""
         self.await_producers()
-        return work_item_loop(self.b.em, self.stage, parts, ks_note)
+        return work_item_loop(self.b.em, self.stage, parts, ks_note, parts_major)
 
     def close_work_items(self, saved) -> None:
         """Close the loop ``open_work_items`` opened; a temporal producer's program then counts itself done."""

@@ -352,7 +352,7 @@ class GemmTmaGen:
         b = Blocks()
         self.b = b
         try:
-            saved = work_item_loop(b.em, st, self.split if self.split > 1 else None)
+            saved = work_item_loop(b.em, st, self.split if self.split > 1 else None, parts_major=True)
             if self.kn:
                 b.em.emit(self.kn, 1)
             ix = TileIndexer(st, b)
@@ -384,7 +384,7 @@ class GemmTmaGen:
                 KT = "kn"
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
-        body = g.open_work_items(self.split if self.split > 1 else None, "part of K")
+        body = g.open_work_items(self.split if self.split > 1 else None, "part of K", parts_major=True)
         if self.kn:
             b.em.emit(self.kn, 1)
         tix = g.tile_index(T, D)
