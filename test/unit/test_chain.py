@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kitsune.context import make_context, parse_module
@@ -237,7 +239,12 @@ def test_tma_form_text():
     from kitsune.codegen.triton_gen.gluon_text import GLUON_HELPERS
 
     assert src.count("@gluon.jit") == 2 + GLUON_HELPERS.count("@gluon.jit")
-    assert src.count("tma.make_tensor_descriptor(") == 4
+    # the four weights' descriptors come from the host (kernel parameters; one made in the kernel cost 0.5-0.9 us
+    # beyond the first on the H100), the 63-wide one at its padded copy's pitch
+    assert "tma.make_tensor_descriptor(" not in src
+    assert [ln.strip() for ln in src.splitlines() if re.fullmatch(r"\s*_w\d = k0_linear_0_w\d", ln)] == [
+        f"_w{i} = k0_linear_0_w{i}" for i in range(4)]
+    assert "('k0_linear_0_w0', 'arg1', [64, 63], [64, 1], [64, 64], 'bf16')" in src
     # chunks: layer 0 (63 -> 1), 1 (64 -> 1), 2 (64 + 63 -> 2), out (64 -> 1)
     assert src.count("= warpgroup_mma(") == 5
     assert src.count("mbarrier.init(") == 4  # RING

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from kitsune.codegen.plan import CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV
+from kitsune.codegen.triton_gen.gluon_text import host_descriptor
 from kitsune.codegen.triton_gen.syntax import TL, pow2
 from kitsune.codegen.triton_gen.templates.chain import ChainGen, _Piece
 from kitsune.dialects.graph import GraphOp, fmt_loc
@@ -275,8 +276,7 @@ class ChainTmaGen(ChainGen):
                 pitch = -(-lay.K * self.eb // 16) * 16 // self.eb
                 self.pads[name] = pitch
             n = self.npad[i]
-            pre.append(f"_w{i} = tma.make_tensor_descriptor({name}, shape=[{lay.N}, {lay.K}], strides=[{pitch}, 1], "
-                       f"block_shape=[{n}, {KC}], layout=gl.NVMMASharedLayout.get_default_for([{n}, {KC}], {dt}))")
+            pre.append(host_descriptor(self.g, f"_w{i}", name, [lay.N, lay.K], [pitch, 1], [n, KC], dkey))
         pre.append(f"_ring = gl.allocate_shared_memory({dt}, [{self.S}, {self.nmax}, {KC}], _ring_l)")
         pre.append(f"_ready = gl.allocate_shared_memory(gl.int64, [{self.S}, 1], mbarrier.MBarrierLayout())")
         if act_chunks:
@@ -289,8 +289,7 @@ class ChainTmaGen(ChainGen):
         for k, x in operands:
             (r, cols) = x.shape
             pre.append(f"{x.buf} = gl.allocate_shared_memory({dt}, [{x.chunks}, {bm}, {KC}], _chunk_l)")
-            pre.append(f"_d{x.buf} = tma.make_tensor_descriptor({x.tensor}, shape=[{r}, {cols}], strides=[{cols}, 1], "
-                       f"block_shape=[{bm}, {KC}], layout=_chunk_l)")
+            pre.append(host_descriptor(self.g, f"_d{x.buf}", x.tensor, [r, cols], [cols, 1], [bm, KC], dkey))
         if operands:
             pre.append(f"_mbar = gl.allocate_shared_memory(gl.int64, [{len(operands)}, 1], mbarrier.MBarrierLayout())")
             pre += [f"mbarrier.init(_mbar.index({k}), count=1)" for k, _ in operands]
