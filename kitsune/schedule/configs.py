@@ -359,7 +359,27 @@ class GemvConfig(Config):
         out = out or [GemvConfig(BN=16, BK=_pow2_ge(min(p.K, 256)))]
         if p.M > 1 and p.batch == 1:  # (after the x-first ones: the heuristic default is one of those)
             out += GemvConfig.swap_space(p)
+        if p.M == 1:
+            out += GemvConfig.row_space(p)
         return out
+
+    @staticmethod
+    def row_space(p: Problem) -> list["GemvConfig"]:
+        """M = 1: one or two whole weight rows a program (chunks of up to 8192), one program per item, on 8 warps.
+        On the H100 (bench/kernels/NOTES.md section 35): the down projection (K = 8192) 14.1 us at one row in one
+        chunk against 14.5 for the 4-warp [4, 2048] tile, Llama's QKV / O (K = 2048) 7.7 / 6.3 against 8.0 / 6.4
+        at two rows; tuned only (``heuristic``)."""
+        out = []
+        for BK in sorted({min(8192, _pow2_ge(p.K)), min(4096, _pow2_ge(p.K))}, reverse=True):
+            for BN in (1, 2):
+                out.append(GemvConfig(BN=BN, BK=BK, SPLIT=1, DOT=False, warps=8, PER_ITEM=True))
+        return out
+
+    def heuristic(self) -> bool:
+        """A candidate the heuristic default may be (the weight-first and the 8-warp row forms are tuned only:
+        as the default the weight-first one lost on the H100, llama_decode_b8 0.0931 -> 0.0972 ms, its gate / up
+        at 128 columns a program on half the SMs, bench/kernels/NOTES.md section 30)."""
+        return not self.SWAP and self.warps == 4
 
     @staticmethod
     def swap_space(p: Problem) -> list["GemvConfig"]:
@@ -706,10 +726,8 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
         # (bench/kernels/NOTES.md section 25)
         return GemmConfig.row_space(p)[0]
     if p.template in ("gemm", "gemv"):
-        # (not the weight-first gemv: tuned where it wins. As the default it lost on the H100, 2026-11-27:
-        # llama_decode_b8 0.0931 -> 0.0972 ms, its gate / up at 128 columns a program on half the SMs;
-        # bench/kernels/NOTES.md section 30)
-        cands = [c for c in cls.space(p) if not getattr(c, "SWAP", False)]
+        # (not the gemv forms tuned only: ``GemvConfig.heuristic``)
+        cands = [c for c in cls.space(p) if getattr(c, "heuristic", lambda: True)()]
         return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
     return cls.default(p, gpu)
 

@@ -28,7 +28,7 @@ from kitsune.passes.allocate_sms import AllocateSMsPass  # noqa: E402
 from kitsune.passes.choose_schedules import ChooseSchedulesPass, config_attr, legalise_channels, set_tile  # noqa: E402
 from kitsune.passes.convert_dataflow_to_gpu_queue import ConvertDataflowToGpuQueuePass  # noqa: E402
 from kitsune.passes.form_regions import FormRegionsPass  # noqa: E402
-from kitsune.schedule.configs import GemmConfig, GemvConfig  # noqa: E402
+from kitsune.schedule.configs import GemmConfig, GemvConfig, Problem  # noqa: E402
 from kitsune.schedule.roles import roles_of  # noqa: E402
 from kitsune.schedule.select import anchor_of, gemm_tile  # noqa: E402
 from xdsl.dialects.builtin import StringAttr  # noqa: E402
@@ -140,6 +140,17 @@ def test_gemv_template(tmp_path_factory, lead, n, k, bn, bk, split, dot, swap, d
     # than 16 columns takes no dot at all)
     dotted = bool(re.search(r"acc\d+ = (_dot_lp|tl\.dot)\(", src))
     assert bool(re.search(r"= tl\.trans\(acc\d+\)", src)) == (cfg.SWAP and dotted)
+
+
+@pytest.mark.parametrize("bn,bk,k,dt", [(1, 512, 300, "bf16"), (2, 256, 300, "f32"), (2, 128, 96, "bf16")])
+def test_gemv_row_form(tmp_path, bn, bk, k, dt):
+    """``GemvConfig.row_space``: one or two whole weight rows a program (a K tail, or a chunk wider than K), one
+    program per item, 8 warps; a column count the rows do not divide (13 = 6 x 2 + 1); against the reference."""
+    cfg = GemvConfig(BN=bn, BK=bk, SPLIT=1, DOT=False, warps=8, PER_ITEM=True)
+    assert cfg in GemvConfig.row_space(Problem("gemv", M=1, N=13, K=k)) or bk < k
+    src = run(linear_module([1], 13, k, dt, "silu"), cfg, "bulk-sync", tmp_path, dt, 11)
+    k = src[src.index('# kernel "k0"'):]
+    assert '"num_warps": 8' in k and "_dot_lp(" not in k and "tl.dot(" not in k
 
 
 @pytest.mark.parametrize("split,dt,mode", [(1, "bf16", "bulk-sync"), (2, "bf16", "dataflow"), (1, "f32", "dataflow")])

@@ -349,6 +349,8 @@ def test_gemv_default_is_never_the_weight_first_form():
         space = GemvConfig.space(p)
         swap_only += any(c.SWAP for c in space) and not any(not c.SWAP and c.BK > 2 * K for c in space) and K <= 48
         assert not default_config(p, "h100").SWAP, p
+        assert default_config(p, "h100").heuristic(), p  # (nor an 8-warp row form: tuned only)
+        assert any(c.warps == 8 for c in space) == (M == 1), p  # (the row forms: M = 1)
     assert swap_only  # (the case the fallback is for was drawn)
 
 
