@@ -246,6 +246,24 @@ class GemmConfig(Config):
         out += [replace(c, PER_ITEM=True) for c in out]
         return out
 
+    #: (BM, BN) of the cost model's pick -> (GLUON form, stages) of the Gluon config the heuristic default takes in
+    #: its place (``gluon_default``)
+    GLUON_DEFAULT: ClassVar[dict] = {(128, 256): (1, 3), (128, 128): (2, 5)}
+
+    @staticmethod
+    def gluon_default(p: Problem, best: "GemmConfig") -> "GemmConfig":
+        """The heuristic default: the Gluon form of the cost model's pick ``best`` (its tile; 128 x 256 pipelined at
+        3 stages, 128 x 128 warp-specialised at 5) where the space has it, else ``best``. The cost model does not
+        tell the forms apart; on the H100 the Gluon form beat the Triton one of the same tile on every GEMM measured
+        (bench/kernels/NOTES.md section 35: T1024's fc2 226.7 against 239.8 us, T256's fc1 / fc2 ...). Where the
+        Gluon form does not apply to the task after all (``templates/gemm_tma.py``), the module emits the Triton
+        form of the same config."""
+        form = GemmConfig.GLUON_DEFAULT.get((best.BM, best.BN))
+        if form is None or best.SPLIT != 1 or best.PER_ITEM or best.BB != 1:
+            return best
+        cand = replace(best, GLUON=form[0], stages=form[1], warps=8, GROUP_M=8, BK=64)
+        return cand if cand in GemmConfig.gluon_space(p) else best
+
     @staticmethod
     def gluon_space(p: Problem) -> list["GemmConfig"]:
         """The Gluon forms (``GLUON``, persistent, unsplit) for 16-bit operands with 16-byte aligned rows and whole
@@ -728,7 +746,8 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     if p.template in ("gemm", "gemv"):
         # (not the gemv forms tuned only: ``GemvConfig.heuristic``)
         cands = [c for c in cls.space(p) if getattr(c, "heuristic", lambda: True)()]
-        return min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
+        best = min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
+        return GemmConfig.gluon_default(p, best) if p.template == "gemm" else best
     return cls.default(p, gpu)
 
 

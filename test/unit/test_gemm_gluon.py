@@ -177,6 +177,21 @@ def test_split_k_last_part_longer():
     assert SKEWED in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
 
 
+def test_leading_dims_are_rows_of_one_matrix():
+    """A linear over [4, 256, K] (a transformer's batch x tokens): the tile [1, 128, BN] of each matrix; A and the
+    result through 2-D descriptors of [1024, K] / [1024, N], the tile's row block the batch entry's 2 blocks on;
+    where the tile does not divide a matrix's rows (300), the Triton form (a tile would cross into the next)."""
+    k = kernel_text(gluon_source(linear_module([4, 256], 384, 512, "bf16", "gelu"), PIPE))
+    assert "Gluon form does not apply" not in k and "@gluon.jit" in k
+    src = gluon_source(linear_module([4, 256], 384, 512, "bf16", "gelu"), PIPE)
+    assert "('k0_linear_0_da', 'arg0', [1024, 512], [512, 1], [128, 64], 'bf16')" in src
+    assert "('k0_linear_0_dc0', 'k0_out0', [1024, 384], [384, 1], [128, 128], 'bf16')" in src
+    m = re.search(r"tma\.async_copy_global_to_shared\(_da, \[\(\((c\d+)\) \* 2 \+ (c\d+)\) \* 128, ", k)
+    assert m, "the row block: batch entry * 2 + its row block"
+    assert re.search(rf"{m.group(1)} = t // \d+", k)  # the batch entry: the slowest coordinate
+    assert "Gluon form does not apply" in gluon_source(linear_module([4, 300], 384, 512, "bf16", ""), PIPE)
+
+
 def test_gluon_kernel_moves_the_epoch_on():
     """A Gluon kernel takes ``BUMP`` like a Triton one: the program with the last CTA id moves the epoch on (its
     stages never compute with it), so the launch needs no increment kernel of its own; a Gluon body that computed
@@ -287,10 +302,11 @@ def test_compiles_for_sm90(cfg):
 @pytest.mark.parametrize("cfg", [WS, PIPE, DEEP, WIDE, NARROW, SPLIT2, SKEWED],
                          ids=["ws", "pipelined", "ws-7-stages", "ws-192", "pipelined-96", "ws-192-split-2",
                               "ws-192-split-2-skew-2"])
-@pytest.mark.parametrize("kind", ["linear", "matmul"])
+@pytest.mark.parametrize("kind", ["linear", "matmul", "linear3d"])
 def test_on_gpu(tmp_path, cfg, kind):
     """Both forms against the reference interpreter (fp32 math of bf16 inputs) on a shape whose rows and columns
-    do not divide the tile, run twice (the ring's barrier phases carry over tiles, not launches)."""
+    do not divide the tile (and a linear over 3 x 256 rows: leading dims), run twice (the ring's barrier phases
+    carry over tiles, not launches)."""
     import torch
 
     import importlib.util
@@ -299,9 +315,12 @@ def test_on_gpu(tmp_path, cfg, kind):
     from kitsune.interpreter import interpret
 
     text = (linear_module([1000], 700, 520, "bf16", "gelu") if kind == "linear"
+            else linear_module([3, 256], 704, 520, "bf16", "gelu") if kind == "linear3d"
             else matmul_module([1000], 704, 520, "bf16"))
     src = gluon_source(text, cfg)
     assert "@gluon.jit" in src, "the Gluon form was not taken"
+    if kind == "linear3d":  # (3 x 256 rows: each matrix's rows in whole 128-row blocks)
+        assert "Gluon form does not apply" not in src
     if kind == "matmul":  # (the linear's 700-column result has an unaligned pitch: stored from registers)
         assert ("_abuf._reinterpret(" in src) == (cfg is DEEP)  # 7 stages: the result through the ring, 48 tiles
     rng = np.random.default_rng(3)

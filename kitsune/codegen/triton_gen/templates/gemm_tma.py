@@ -30,6 +30,7 @@ the module emits the Triton form of the same config.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
@@ -93,8 +94,10 @@ class GemmTmaGen:
         if self.BM // 16 < self.warps:
             self.fail(f"{self.warps} warps for {self.BM} rows (wgmma: 16 rows a warp)")
         T, D = tuple(st.tile), tuple(st.shape)
-        if len(D) != 2 or T != (self.BM, self.BN):
-            self.fail(f"a tile {list(T)} of {list(D)} (whole {self.BM} x {self.BN} blocks of a matrix)")
+        if len(D) < 2 or T[-2:] != (self.BM, self.BN) or any(t != 1 for t in T[:-2]) \
+                or (len(D) > 2 and D[-2] % self.BM):
+            self.fail(f"a tile {list(T)} of {list(D)} (whole {self.BM} x {self.BN} blocks of a matrix, or of each "
+                      f"matrix of leading dims whose rows the tile divides)")
         op, _ = anchor_of(st.op)
         lay = weight_layer(op) if op is not None else None
         if lay is None:
@@ -104,8 +107,9 @@ class GemmTmaGen:
         for v, what in ((lay.a, "row operand"), (lay.w, "weight")):
             if not ev.is_direct(v) or v in ev.pop_of or st.args[v] in st.awaited:
                 self.fail(f"the {what} is not a tensor read from memory")
-            if len(tensor_shape(v.type)) != 2:
-                self.fail(f"a {len(tensor_shape(v.type))}-D {what}")
+            nd = len(tensor_shape(v.type))
+            if nd != 2 and (v is lay.w or nd != len(D)):
+                self.fail(f"a {nd}-D {what}")
         dts = {dtype_key(v.type.get_element_type()) for v in (lay.a, lay.w)}
         if dts not in ({"bf16"}, {"f16"}):
             self.fail(f"operands of type {sorted(dts)} (both bf16 or both f16)")
@@ -122,7 +126,8 @@ class GemmTmaGen:
     def prelude(self, lay) -> list[str]:
         """Depth-0 lines of the stage function: layouts, descriptors, the ring and its barriers."""
         st, BM, BK, S, dt = self.st, self.BM, self.BK, self.S, self.dt
-        M, K = tensor_shape(lay.a.type)
+        ashape = tensor_shape(lay.a.type)
+        M, K = math.prod(ashape[:-1]), ashape[-1]  # (leading dims of the row operand: rows of one matrix)
         wshape = [lay.N, lay.K] if lay.w_nk else [lay.K, lay.N]
         # W's block of the tile's columns; where they are no power of two, two blocks (descriptors, ring buffers)
         wblocks = [("", [n, BK] if lay.w_nk else [BK, n]) for n in (self.BN0, ) if n]
@@ -171,9 +176,10 @@ class GemmTmaGen:
         b, em = self.b, self.b.em
         width = width or self.BN
         t = self.g.gen.plan.tensors[buf]
-        if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) != 2 or (t.shape[1] * ELEM_BYTES[t.dtype]) % 16 \
+        if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) < 2 or (t.shape[-1] * ELEM_BYTES[t.dtype]) % 16 \
                 or tv.frame != (rows, cols) or tv.const is not None:
             return False
+        flat = [math.prod(t.shape[:-1]), t.shape[-1]]  # (leading dims: the rows of one matrix after another)
         half, odt, eb = min(width, 128), TL[t.dtype], ELEM_BYTES[t.dtype]
         n = self.cbase.get(buf)
         if n is None:  # the output's buffer: its first part's width
@@ -202,7 +208,7 @@ class GemmTmaGen:
                 f"{lay}: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
                 f"{view} = {where}"]
         self.cbufs.append((view, desc, buf))
-        self.cprelude.append(self.host_desc(desc, buf, list(t.shape), [self.BM, half], t.dtype))
+        self.cprelude.append(self.host_desc(desc, buf, flat, [self.BM, half], t.dtype))
         h = b.fresh("h")
         em.emit(f"{h} = ({tv.code}).to({odt})", 1)
         parts = [h]
@@ -237,6 +243,20 @@ class GemmTmaGen:
     def coords(self, tix_coords: dict, d: int) -> str:
         return tix_coords.get(d, "0")
 
+    def block_coords(self, tix_coords: dict, D) -> tuple[str, str]:
+        """(row block, column block) of the tile in the matrix ``D`` is viewed as: its leading dims' matrices one
+        after another (each ``D[-2] // BM`` row blocks: ``check`` requires the tile to divide their rows)."""
+        nd = len(D)
+        cm = self.coords(tix_coords, nd - 2)
+        if nd > 2:
+            lead = "0"
+            for d in range(nd - 2):
+                c = self.coords(tix_coords, d)
+                lead = c if lead == "0" else f"({lead}) * {D[d]} + {c}"
+            if lead != "0":
+                cm = f"(({lead}) * {D[-2] // self.BM} + {cm})"
+        return cm, self.coords(tix_coords, nd - 1)
+
     def combine(self, accs: list[str], cm: str, cn: str, D):
         """The ``split`` work items of a tile meet in the stage's fp32 workspace. Each counts itself in on the
         tile's arrival counter first; the ``split - 1`` that arrive before the last store their accumulators into
@@ -248,7 +268,7 @@ class GemmTmaGen:
         (all parts storing at the tail: T256's fc1 at 85.8 us against 75 unsplit, NOTES section 34). Both counters
         only grow: the arrivals' round (``arrived // split``) names the value the second reaches in it."""
         b, em, st, S = self.b, self.b.em, self.st, self.split
-        M, N = D
+        M, N = math.prod(D[:-1]), D[-1]  # (the leading dims' matrices one after another)
         numel, ws = M * N, st.workspace
         arrive, publish = st.split_base, st.split_base + st.ntiles
         tid = self.g.tile.tid
@@ -302,9 +322,9 @@ class GemmTmaGen:
         tile's rows, columns ``cn * BN + off + (0 .. width)``."""
         b = self.b
         ax = b.new_axis("o", width)
-        G = -(-D[1] // self.BN)
+        G = -(-D[-1] // self.BN)
         base = lscale(b.sym(cn, 0, G - 1, 1), self.BN) if G > 1 else lconst(0)
-        return ax, (tix.idx[0], ladd(base, lconst(off), b.axis(ax, width - 1)))
+        return ax, tuple(tix.idx[:-1]) + (ladd(base, lconst(off), b.axis(ax, width - 1)), )
 
     def mainloop(self, lay, KT: int | str, cm: str, cn: str) -> list[str]:
         """The tile's K loop (depth 1 onwards) of ``KT`` steps (a count, or the name of a work item's count);
@@ -357,7 +377,7 @@ class GemmTmaGen:
                 b.em.emit(self.kn, 1)
             ix = TileIndexer(st, b)
             ix.index(tuple(st.tile), tuple(st.shape))
-            cm, cn = self.coords(ix.coords, 0), self.coords(ix.coords, 1)
+            cm, cn = self.block_coords(ix.coords, tuple(st.shape))
             g0 = b.fresh("g")
             b.em.emit(f"{g0} = it * {KT}", 1)
             sv = b.em.open(f"for kt in range(0, {KT}):", 1)
@@ -390,8 +410,9 @@ class GemmTmaGen:
         tix = g.tile_index(T, D)
         g.tile.axes, g.tile.idx, g.tile.local = tix.axes, tuple(tix.idx), tix.local
         b.em.floor = 1  # nothing of a tile (bias) is hoisted above the work-item loop: registers
-        cm, cn = self.coords(g.tiles.coords, 0), self.coords(g.tiles.coords, 1)
-        rows, cols = tix.axes.get(0), tix.axes.get(1)
+        cm, cn = self.block_coords(g.tiles.coords, D)
+        nd = len(D)
+        rows, cols = tix.axes.get(nd - 2), tix.axes.get(nd - 1)
         if rows is None or cols is None:
             self.fail("a tile without a row and a column axis")
         accs = self.mainloop(lay, KT, cm, cn)
@@ -408,8 +429,8 @@ class GemmTmaGen:
             pcols = cols
             if len(accs) > 1:
                 pcols, ix = self.part_index(tix, D, cn, off, width)
-                g.tile.axes, g.tile.idx = {0: rows, 1: pcols}, ix
-                g.tile.local = (tix.local[0], b.axis(pcols, width - 1))
+                g.tile.axes, g.tile.idx = {nd - 2: rows, nd - 1: pcols}, ix
+                g.tile.local = tuple(tix.local[:-1]) + (b.axis(pcols, width - 1), )
             key = ("t", id(lay.op), lay.red, tuple(x.key() for x in g.tile.idx))
             b.memo[key] = TV(acc, (rows, pcols), 1, "f")
             for v, buf, _ in st.stores:
