@@ -249,11 +249,14 @@ class GemmConfig(Config):
     #: (BM, BN) of the cost model's pick -> (GLUON form, stages) of the Gluon config the heuristic default takes in
     #: its place (``gluon_default``)
     GLUON_DEFAULT: ClassVar[dict] = {(128, 256): (1, 3), (128, 128): (2, 5)}
+    #: K up to which the heuristic default's Gluon form is warp-specialised 128 x 128 (16 steps of 64)
+    SHORT_K: ClassVar[int] = 1024
 
     @staticmethod
     def gluon_default(p: Problem, best: "GemmConfig") -> "GemmConfig":
         """The heuristic default: the Gluon form of the cost model's pick ``best`` (its tile; 128 x 256 pipelined at
-        3 stages, 128 x 128 warp-specialised at 5) where the space has it, else ``best``. The cost model does not
+        3 stages, 128 x 128 warp-specialised at 5; for a K of at most ``SHORT_K`` 128 x 128 warp-specialised) where
+        the space has it, else ``best``. The cost model does not
         tell the forms apart; on the H100 the Gluon form beat the Triton one of the same tile on every GEMM measured
         (bench/kernels/NOTES.md section 35: T1024's fc2 226.7 against 239.8 us, T256's fc1 / fc2 ...). Where the
         Gluon form does not apply to the task after all (``templates/gemm_tma.py``), the module emits the Triton
@@ -262,6 +265,14 @@ class GemmConfig(Config):
         if form is None or best.SPLIT != 1 or best.PER_ITEM or best.BB != 1:
             return best
         cand = replace(best, GLUON=form[0], stages=form[1], warps=8, GROUP_M=8, BK=64)
+        if p.K <= GemmConfig.SHORT_K:
+            # a short K loop: the loader partition fills the next tile's ring during this tile's epilogue, where the
+            # pipelined form starts each tile with an empty one (bert_layer's K = 768 GEMMs on the H100, section 35:
+            # QKV 27.9 against 33.0 us, fc1 47.8 against 52.8, O 17.3 against 16.6; the layer 0.1661 against 0.1794
+            # ms on an H200, gpt2 even)
+            short = replace(cand, BN=128, GLUON=2, stages=5)
+            if short in GemmConfig.gluon_space(p):
+                return short
         return cand if cand in GemmConfig.gluon_space(p) else best
 
     @staticmethod

@@ -418,3 +418,20 @@ def test_gemv_shared_memory_model_matches_the_compilers_ring():
         cfg = GemvConfig(BN=bn, BK=bk, DOT=True, stages=stages, SWAP=swap)
         assert cfg.resources(p).smem_bytes == smem, (cfg, cfg.resources(p).smem_bytes, smem)
     assert GemvConfig(BN=64, BK=256, DOT=False).resources(p).smem_bytes == 0  # (FMA: registers only)
+
+
+def test_gemm_default_is_the_gluon_form_of_the_cost_models_tile():
+    """The heuristic default of a 16-bit gemm: the Gluon form of the cost model's pick (128 x 256 pipelined at 3
+    stages), warp-specialised 128 x 128 at 5 for a short K (<= 1024, bert's 768); a split pick and f32 operands keep
+    the Triton form; the pick itself is still the cost model's (the forms tie in it)."""
+    from kitsune.schedule.configs import GemmConfig, Problem, default_config
+
+    long_k = default_config(Problem("gemm", M=1024, N=12288, K=6144))
+    assert (long_k.BM, long_k.BN, long_k.GLUON, long_k.stages) == (128, 256, 1, 3)
+    short_k = default_config(Problem("gemm", M=4096, N=3072, K=768))
+    assert (short_k.BM, short_k.BN, short_k.GLUON, short_k.stages, short_k.warps) == (128, 128, 2, 5, 8)
+    assert default_config(Problem("gemm", M=4096, N=3072, K=768, elem_bytes=4)).GLUON == 0  # (f32: no Gluon form)
+    split = default_config(Problem("gemm", M=256, N=768, K=3072))
+    assert split.SPLIT > 1 and split.GLUON == 0
+    for p in (Problem("gemm", M=4096, N=3072, K=768), Problem("gemm", M=1024, N=12288, K=6144)):
+        assert default_config(p) in GemmConfig.space(p)
