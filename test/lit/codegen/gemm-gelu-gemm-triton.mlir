@@ -60,7 +60,7 @@
 // DF: TENSORS = {
 // DF: 'k0_linear_1_partials': ((3, 256, 512), 'f32', 'workspace'),
 // DF: KERNELS = [
-// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "ticket": {{[0-9]+}}, "num_warps": 8, "num_stages": 4,
+// DF-NEXT: {"name": "k0", "fn": k0, "grid": [[GRID]], "ticket": {{[0-9]+}}, "num_warps": 8, "num_stages": 5,
 
 // RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=dataflow placement=temporal}' -t triton | filecheck %s --check-prefix=TEMP
 // Temporal placement: one kernel, the stages one after another; the first GEMM's programs each count themselves
@@ -84,7 +84,8 @@
 // TEMP: WAITS = [('k0', 'linear_1', ['linear_0'])]
 // TEMP-NEXT: WAIT_CODES = {0: 0}
 
-// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
+// RUN: env KITSUNE_GLUON=0 kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=BS
+// (the Triton form of the first GEMM here, KITSUNE_GLUON=0; by default it is the Gluon form, checked below)
 // BS: # kernel "k0": grid {{[0-9]+}}, {{[0-9]+}} warps, 1 stage(s), 0 queue(s)
 // BS-NOT: _pop_wait(ctr
 // BS: # stage "linear_0" (contraction): programs [0, {{[0-9]+}})
@@ -136,3 +137,16 @@ func.func @main(%x: tensor<256x512xbf16> {kitsune.name = "x", kitsune.kind = "in
   %y = graph.linear %g, %w2, %b2 : tensor<256x1024xbf16>, tensor<512x1024xbf16>, tensor<512xbf16> -> tensor<256x512xbf16>
   func.return %y : tensor<256x512xbf16>
 }
+
+// RUN: kitsune-opt %s -p 'kitsune-pipeline{mode=bulk-sync}' -t triton | filecheck %s --check-prefix=GL
+// By default the first GEMM (K = 512: a short K) is the Gluon kernel, warp-specialised (a loader partition beside
+// the wgmma one, the heuristic default ``GemmConfig.gluon_default``); the second, split in K, stays Triton.
+// GL: # kernel "k0"
+// GL: def k0_linear_0_mma(
+// GL: warpgroup_mma(
+// GL: def k0_linear_0_load(
+// GL: tma.async_copy_global_to_shared(
+// GL: gl.warp_specialize(
+// GL: # kernel "k1"
+// GL: def k1_linear_1(
+// GL: arrived = tl.atomic_add(

@@ -3,9 +3,10 @@
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-choose-schedules{db=false}' | filecheck %s
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-form-regions,kitsune-choose-schedules{db=false},kitsune-split-reduction' | filecheck %s --check-prefix=SPLIT
 
-// gemm: many rows (M = 1024 > 16), a GELU epilogue; the tile is the config's BM x BN.
+// gemm: many rows (M = 1024 > 16), a GELU epilogue; the tile is the config's BM x BN; the heuristic default is
+// the Gluon form of the cost model's tile (128 x 256, pipelined: GLUON = 1; a long K).
 // CHECK-LABEL: func.func @gemm(
-// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, [[BN:[0-9]+]]] attributes {template = "gemm", config = {{{.*}}BM = 128 : i64, BN = [[BN]] : i64, BK = 64 : i64, GROUP_M = 8 : i64, SPLIT = 1 : i64}, schedule = "heuristic: roles M=d0:1024 N=n:4096 K=k:4096"}
+// CHECK: dataflow.task "linear_0" contraction ({{.*}}) tile [128, [[BN:[0-9]+]]] attributes {template = "gemm", config = {{{.*}}BM = 128 : i64, BN = [[BN]] : i64, BK = 64 : i64, GROUP_M = 8 : i64, SPLIT = 1 : i64, GLUON = 1 : i64}, schedule = "heuristic: roles M=d0:1024 N=n:4096 K=k:4096"}
 // CHECK: graph.gelu
 func.func @gemm(%x: tensor<1024x4096xbf16>, %w: tensor<4096x4096xbf16>, %b: tensor<4096xbf16>) -> tensor<1024x4096xbf16> {
   %h = graph.linear %x, %w, %b : tensor<1024x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096xbf16> -> tensor<1024x4096xbf16>
