@@ -263,27 +263,19 @@ class GemmTmaGen:
         the slice their arrival number names, fence, and count themselves in on the tile's second counter; the
         last stores nothing: it waits on that counter for the others' slices (their programs have arrived, so they
         run: the wait cannot hang), adds them into its own accumulators and goes on with the epilogue, inside the
-        returned block, which the caller leaves. Only ``split - 1`` slices are written, while the last is still
-        running its K loop where the parts' extents differ (``kspan``), so the tile's tail holds one read of them
-        (all parts storing at the tail: T256's fc1 at 85.8 us against 75 unsplit, NOTES section 34). Both counters
-        only grow: the arrivals' round (``arrived // split``) names the value the second reaches in it."""
-        b, em, st, S = self.b, self.b.em, self.st, self.split
+        returned block, which the caller leaves. Only ``split - 1`` slices are written, while the last may still
+        run its K loop (``kspan``). Both counters only grow: the arrivals' round (``arrived // split``) names the
+        value the second reaches in it. (On T256's fc1 neither this nor a longer last part shortened the split's
+        tail, ~9 us: bench/kernels/NOTES.md section 35.)"""
+        em, S = self.b.em, self.split
         M, N = math.prod(D[:-1]), D[-1]  # (the leading dims' matrices one after another)
-        numel, ws = M * N, st.workspace
-        arrive, publish = st.split_base, st.split_base + st.ntiles
+        numel, ws = M * N, self.st.workspace
+        arrive, publish = self.st.split_base, self.st.split_base + self.st.ntiles
         tid = self.g.tile.tid
         em.emit(f"arrived = tl.atomic_add(ctr + {arrive} + {tid}, 1, sem=\"acq_rel\", scope=\"gpu\")", 1)
-        offs = []
         saved = em.open(f"if arrived % {S} != {S - 1}:  # not the last of the tile's {S} parts: publish a slice", 1)
-        for j, (acc, (off, width)) in enumerate(zip(accs, self.parts())):
-            ml = f"_mma{j or ''}"
-            o, m = b.fresh("o"), b.fresh("m")
-            em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", 2)
-            em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))", 2)
-            em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", 2)
-            em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", 2)
+        for acc, (o, m) in zip(accs, self.slice_offsets(cm, cn, M, N, 2)):
             em.emit(f"tl.store({ws} + (arrived % {S}) * {numel} + {o}, {acc}, mask={m})", 2)
-            offs.append((acc, o, m, ml, off, width))
         em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's second counter moves", 2)
         em.emit("gl.thread_barrier()", 2)
         em.emit(f"tl.atomic_add(ctr + {publish} + {tid}, 1, sem=\"release\", scope=\"gpu\")", 2)
@@ -291,15 +283,25 @@ class GemmTmaGen:
         outer = em.enter(f"if arrived % {S} == {S - 1}:  # the last of the tile's {S} parts", 1)
         em.emit(f"_await_count_gl(ctr + {publish} + {tid}, (arrived // {S} + 1) * {S - 1})  # the others' slices", 1)
         em.emit("_fence_gpu()", 1)
-        for acc, o, m, ml, off, width in offs:
-            em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", 1)
-            em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))", 1)
-            em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", 1)
-            em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", 1)
+        for acc, (o, m) in zip(accs, self.slice_offsets(cm, cn, M, N, 1)):
             for k in range(S - 1):
                 em.emit(f"{acc} = {acc} + tl.load({ws} + {k * numel} + {o}, mask={m}, other=0.0, "
                         f"cache_modifier=\".cg\")", 1)
         return outer
+
+    def slice_offsets(self, cm: str, cn: str, M: int, N: int, depth: int) -> list[tuple[str, str]]:
+        """Per column part of the tile (block coordinates ``cm``, ``cn``): the names of its accumulator's offsets in
+        a row-major [M, N] slice and of their mask, defined at ``depth`` in the part's wgmma layout."""
+        b, out = self.b, []
+        for j, (off, width) in enumerate(self.parts()):
+            ml, o, m = f"_mma{j or ''}", b.fresh("o"), b.fresh("m")
+            b.em.emit(f"{o}r = {cm} * {self.BM} + gl.arange(0, {self.BM}, layout=gl.SliceLayout(1, {ml}))", depth)
+            b.em.emit(f"{o}c = {cn} * {self.BN} + {off} + gl.arange(0, {width}, layout=gl.SliceLayout(0, {ml}))",
+                      depth)
+            b.em.emit(f"{o} = {o}r[:, None] * {N} + {o}c[None, :]", depth)
+            b.em.emit(f"{m} = ({o}r[:, None] < {M}) & ({o}c[None, :] < {N})", depth)
+            out.append((o, m))
+        return out
 
     def kspan(self, KT: int) -> tuple[int, int]:
         """(K steps of each part but the last, K steps of the last) of a split tile's ``KT``. Where every program
