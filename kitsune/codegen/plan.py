@@ -630,13 +630,14 @@ def _plan_kernel(kop: KernelOp, names: dict[SSAValue, str], tensors: dict[str, T
                 zero += [b for _, b, _ in st.stores]
         elif st.split > 1:
             ws = fresh(f"{kop.kernel_name}_{s.stage_name}_partials")
-            gluon = st.template == "gemm" and int(st.config.get("GLUON", 0))  # (the last part stores no slice)
-            tensors[ws] = Tensor(ws, (st.split - 1 if gluon else st.split,) + tuple(st.shape), "f32", "workspace",
+            # (one slice a part: the Gluon gemm's last part stores none, but a Gluon config whose form does not apply
+            # after all, under Triton's interpreter say, is the Triton form of the same split, which stores all)
+            tensors[ws] = Tensor(ws, (st.split,) + tuple(st.shape), "f32", "workspace",
                                  f"split-K partial sums of {s.stage_name}")
             st.workspace = ws
             st.split_base = own
             # a tile's arrivals; the Gluon gemm's parts also publish their slices on a second counter a tile
-            own += st.ntiles * (2 if gluon else 1)
+            own += st.ntiles * (2 if st.template == "gemm" and int(st.config.get("GLUON", 0)) else 1)
         splans.append(st)
     order: list[str] = []
     for st in splans:

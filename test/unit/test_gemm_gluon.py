@@ -159,7 +159,8 @@ def test_split_k_parts_meet_in_the_workspace():
         "tma.async_copy_shared_to_global(")
     assert "_fence_gpu()" not in k
     src = gluon_source(linear_module([256], 384, 1024, "bf16", "gelu"), SPLIT2)
-    assert "'k0_linear_0_partials': ((1, 256, 384), 'f32', 'workspace')" in src  # one slice: the last stores none
+    # a slice a part (the last stores none here; the Triton form of the same config, below, stores all)
+    assert "'k0_linear_0_partials': ((2, 256, 384), 'f32', 'workspace')" in src
     assert SPLIT2 in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288))
     assert SPLIT2 not in GemmConfig.space(Problem("gemm", M=256, N=6144, K=12288, split_ok=False))
 
@@ -229,6 +230,16 @@ def test_interpreter_runs_the_triton_form(tmp_path, BN):
     cfg = GemmConfig(BM=32, BN=BN, BK=16, GROUP_M=2, SPLIT=1, warps=4, stages=2, GLUON=2)
     src = run(linear_module([70], 48, 96, "bf16", "gelu"), cfg, "bulk-sync", tmp_path, "bf16", 5)
     assert "@gluon.jit" not in src and "_dot_lp(" in src
+
+
+def test_interpreter_runs_the_triton_form_of_a_split(tmp_path):
+    """A split GLUON config under the interpreter is the Triton form of the same split: every part stores its
+    slice of the workspace (one a part: the Gluon form's fewer would be written past), the last adds them all; it
+    computes the reference."""
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=2, SPLIT=2, warps=4, stages=2, GLUON=2)
+    src = run(linear_module([70], 48, 96, "bf16", "gelu"), cfg, "bulk-sync", tmp_path, "bf16", 5)
+    assert "@gluon.jit" not in src and "ks * " in src
+    assert re.search(r"'k0_linear_0_partials': \(\(2, 70, 48\), 'f32', 'workspace'\)", src)
 
 
 def test_search_space_and_resources():
