@@ -440,12 +440,7 @@ class TritonGen:
         ``BUMP``, unless ``nobump``: a Gluon kernel that computes with it), for a kernel not of the early form
         (which does this after its stages, ``_kernel_fn``)."""
         if gluon:
-            bump = [] if nobump else [
-                "    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
-                "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
-                "        # finished)",
-                f"        if gl.program_id(0) == {k.grid - 1}:",
-                "            tl.store(epoch_ptr, epoch + 1)"]
+            bump = [] if nobump else cls._bump_by_last_id(k, "gl.program_id(0)")
             return ["    # one stage that waits on nothing: the CTA's own id, no ticket taken",
                     "    epoch = tl.load(epoch_ptr)",
                     f"    pid = gl.program_id(0) + {k.stages[0].lo}"] + bump
@@ -463,12 +458,13 @@ class TritonGen:
                 "            tl.store(epoch_ptr, epoch + 1)"]
 
     @staticmethod
-    def _bump_by_last_id(k: Kernel) -> list[str]:
-        """Under ``BUMP``, the program with the last CTA id moves the epoch on (a kernel that takes no tickets)."""
+    def _bump_by_last_id(k: Kernel, cta: str = "pid") -> list[str]:
+        """Under ``BUMP``, the program with the last CTA id (``cta``: its expression in the shell) moves the epoch
+        on (a kernel that takes no tickets)."""
         return ["    if BUMP:  # the launch's last kernel (or each kernel, on an epoch of its own): one program",
                 "        # moves the epoch on (no stage of this kernel reads it; any other kernel reading it has",
                 "        # finished)",
-                f"        if pid == {k.grid - 1}:",
+                f"        if {cta} == {k.grid - 1}:",
                 "            tl.store(epoch_ptr, epoch + 1)"]
 
     @staticmethod
