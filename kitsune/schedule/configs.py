@@ -81,6 +81,10 @@ class Config:
     def resources(self, p: Problem) -> Resources:
         return Resources(self.warps, 64, 0)
 
+    def heuristic(self) -> bool:
+        """A candidate the heuristic default may be (``default_config``); some forms are tuned only."""
+        return True
+
     def tile(self, p: Problem) -> tuple[int, ...]:
         raise NotImplementedError
 
@@ -256,11 +260,11 @@ class GemmConfig(Config):
     def gluon_default(p: Problem, best: "GemmConfig") -> "GemmConfig":
         """The heuristic default: the Gluon form of the cost model's pick ``best`` (its tile; 128 x 256 pipelined at
         3 stages, 128 x 128 warp-specialised at 5; for a K of at most ``SHORT_K`` 128 x 128 warp-specialised) where
-        the space has it, else ``best``. The cost model does not
-        tell the forms apart; on the H100 the Gluon form beat the Triton one of the same tile on every GEMM measured
-        (bench/kernels/NOTES.md section 35: T1024's fc2 226.7 against 239.8 us, T256's fc1 / fc2 ...). Where the
-        Gluon form does not apply to the task after all (``templates/gemm_tma.py``), the module emits the Triton
-        form of the same config."""
+        the space has it, else ``best``. The cost model does not tell the forms apart; on the H100 the Gluon form
+        beat the Triton one on every large GEMM measured (bench/kernels/NOTES.md sections 34-35: T1024's fc2 226.7
+        against 239.8 us at 128 x 256; T256's fc1 76-79 at 128 x 128, 7 stages, against 87 for the Triton default;
+        bert_layer's QKV and fc1 33.0 / 52.8 against 35.7 / 59.7 at 128 x 256). Where the Gluon form does not apply
+        to the task after all (``templates/gemm_tma.py``), the module emits the Triton form of the same config."""
         form = GemmConfig.GLUON_DEFAULT.get((best.BM, best.BN))
         if form is None or best.SPLIT != 1 or best.PER_ITEM or best.BB != 1:
             return best
@@ -756,7 +760,7 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
         return GemmConfig.row_space(p)[0]
     if p.template in ("gemm", "gemv"):
         # (not the gemv forms tuned only: ``GemvConfig.heuristic``)
-        cands = [c for c in cls.space(p) if getattr(c, "heuristic", lambda: True)()]
+        cands = [c for c in cls.space(p) if c.heuristic()]
         best = min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
         return GemmConfig.gluon_default(p, best) if p.template == "gemm" else best
     return cls.default(p, gpu)
