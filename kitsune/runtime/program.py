@@ -458,9 +458,12 @@ class Program:
             t = t.to(device=self.device, dtype=TORCH_DTYPES[dt], copy=True).contiguous()
             order = getattr(self.module, "ORDERS", {}).get(n)
             self._tensors[n] = t if order is None else self.module.stored(t, order)  # (kitsune.codegen.layouts)
+            pack = getattr(self.module, "PACKS", {}).get(n)
+            if pack is not None:  # a weight a Gluon gemm reads in packed blocks (templates/gemm_tma.py)
+                self._tensors[n] = self.module.packed(self._tensors[n], *pack)
 
     def parameters(self) -> dict[str, torch.Tensor]:
-        """The uploaded parameters, by label."""
+        """The uploaded parameters, by label, as stored (a weight a Gluon gemm reads packed: its blocks, ``PACKS``)."""
         return {self.label(n): self._tensors[n] for n in self.parameter_names}
 
     def buffers(self) -> dict[str, torch.Tensor]:

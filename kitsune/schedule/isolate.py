@@ -43,10 +43,13 @@ def task_module(task: df.TaskOp) -> ModuleOp:
     packed ``[kh, kw, c, f]`` as in the program); a result the program stores channels-last is stored so too
     (a result attribute). So the task is timed on the memory layout it runs on (an NCHW isolation of
     inception_b8's 3x3 took 24.9 us against 7.4 in the program; ResNet-18's first 3x3 of layer 1, whose result
-    alone was stored NCHW, 120 us against 53, bench/kernels/NOTES.md 28)."""
+    alone was stored NCHW, 120 us against 53, bench/kernels/NOTES.md 28). A gemm's parameters are parameters too,
+    so that its weight is uploaded packed where the program's is (``templates/gemm_tma.py``: ``packing``)."""
     in_types = [o.type for o in task.ins]
     out_types = [r.type for r in task.outs]
     last = {i for i in range(len(in_types)) if operand_stored_channels_last(task, i)}
+    tmpl = task.attributes.get("template")
+    gemm = isinstance(tmpl, StringAttr) and tmpl.data == "gemm"
     order = StringAttr(",".join(map(str, CHANNELS_LAST)))
     attrs = []
     for i in range(len(in_types)):
@@ -54,7 +57,7 @@ def task_module(task: df.TaskOp) -> ModuleOp:
         if i in last:
             d["kitsune.kind"] = StringAttr("parameter")
             d["kitsune.order"] = order
-        elif last and _parameter_operand(task, i):
+        elif (last or gemm) and _parameter_operand(task, i):
             d["kitsune.kind"] = StringAttr("parameter")
         attrs.append(DictionaryAttr(d))
     res_attrs = [DictionaryAttr({"kitsune.order": order} if stored_channels_last(r) else {}) for r in task.outs]

@@ -16,7 +16,12 @@ stored by TMA.
   and runs the epilogue; the last part a few K steps longer (``SKEW``);
 * an sm_90 compile of both forms: wgmma, TMA loads and stores, setmaxnreg for the warp-specialised one, no
   spills (marked ``aot``);
-* GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile.
+* an [n, k] weight that is a parameter read by this stage alone is uploaded packed in [BN, BK] blocks: the
+  loads' coordinates, evaluated from the text, find each block of the weight where ``packed`` put it (tails in
+  N and K included); a weight read twice, an input, a split whose parts run past K, or ``KITSUNE_PACK=0``
+  leave it row-major;
+* GPU (marked): both forms against the reference on shapes whose rows and columns do not divide the tile, and
+  the packed weight through ``Program``'s upload.
 """
 
 from __future__ import annotations
@@ -74,6 +79,80 @@ def test_warp_specialised_text():
     assert "tl.erf(" in k and "gl.arange(0, 128, layout=gl.AutoLayout())" in k
     assert "tl.dot(" not in k and "_dot_lp(" not in k
     assert re.search(r"\"tma\": \['\w+', '\w+'\]", src)  # the host aligns both operands' bases for TMA
+
+
+def param_weight(text: str, label: str = "fc.weight") -> str:
+    """``text`` with its ``%w`` argument a parameter (uploaded once, by label) instead of an input."""
+    return re.sub(r"%w: (tensor<[^>]*>)", rf'%w: \1 {{kitsune.name = "{label}", kitsune.kind = "parameter"}}', text,
+                  count=1)
+
+
+def load_runtime(src: str, tmp_path, name: str):
+    """The generated module's host side (``packed``, ``allocate``): imported, not run."""
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("cfg", [WS, WIDE], ids=["ws-128", "ws-192"])
+def test_packed_weight_blocks_where_the_loads_look(tmp_path, cfg):
+    """A parameter weight [300, 200] (tails in N and K) read only as this linear's W: ``PACKS`` names it, W's
+    descriptors are of the packed [rows, 64] matrix, and each load's row coordinate, evaluated from the text for
+    every column block and K step, finds in ``packed``'s result exactly W's block there (zeros past N and K)."""
+    import torch
+
+    src = gluon_source(param_weight(linear_module([300], 300, 200, "bf16", "gelu")), cfg)
+    k = kernel_text(src)
+    BN, KW = cfg.BN, 4  # ceil(200 / 64)
+    rows = -(-300 // BN) * KW * BN
+    assert f"PACKS = {{'fc_weight': ({BN}, 64)}}" in src
+    assert f"'k0_linear_0_dw', 'fc_weight', [{rows}, 64], [64, 1], [{min(BN, 128)}, 64], 'bf16')" in src
+    assert "'k0_linear_0_da', 'arg0', [300, 200], [200, 1], [128, 64], 'bf16')" in src  # (A as it is)
+    loads = re.findall(r"tma\.async_copy_global_to_shared\((_dw1?), \[(.+?), 0\], _ready", k)
+    BN0, BN1 = cfg.gluon_widths()
+    parts = [(0, BN0), (BN0, BN1)] if BN1 else [(0, BN)]
+    assert [d for d, _ in loads] == ["_dw", "_dw1"][:len(parts)], loads
+    cvar = re.search(r"\(\((c\d+)\) \* 4 \+", loads[0][1]).group(1)
+    w = torch.randn(300, 200)
+    pw = load_runtime(src, tmp_path, f"pack_{BN}").packed(w, BN, 64)
+    assert tuple(pw.shape) == (rows, 64)
+    wpad = torch.zeros(-(-300 // BN) * BN, KW * 64)
+    wpad[:300, :200] = w
+    for (d, expr), (off, width) in zip(loads, parts):
+        for cn in range(-(-300 // BN)):
+            for kt in range(KW):
+                r = eval(expr, {cvar: cn, "kt": kt})  # noqa: S307 -- the generated coordinate, as Python
+                want = wpad[cn * BN + off: cn * BN + off + width, kt * 64: kt * 64 + 64]
+                assert torch.equal(pw[r: r + width], want), (d, cn, kt)
+
+
+def test_weight_stays_row_major_where_packing_does_not_apply(monkeypatch):
+    """An input weight (passed at every call), one that a second linear reads too, a split whose parts run past
+    K (3 K steps in two parts of 2), and ``KITSUNE_PACK=0``: no ``PACKS`` entry, W's descriptor of [N, K]."""
+    def packs(src):
+        return re.search(r"^PACKS = (\{.*?\})", src, re.M).group(1)
+
+    assert packs(gluon_source(linear_module([300], 384, 192, "bf16", "gelu"), WS)) == "{}"
+    x, w = "tensor<256x192xbf16>", "tensor<384x192xbf16>"
+    twice = (f'func.func @main(%x: {x}, %w: {w} {{kitsune.name = "w", kitsune.kind = "parameter"}}) -> '
+             f"(tensor<256x384xbf16>, tensor<256x384xbf16>) {{\n"
+             f"    %y = graph.linear %x, %w : {x}, {w} -> tensor<256x384xbf16>\n"
+             f"    %r = graph.relu %x : {x} -> {x}\n"
+             f"    %z = graph.linear %r, %w : {x}, {w} -> tensor<256x384xbf16>\n"
+             f"    func.return %y, %z : tensor<256x384xbf16>, tensor<256x384xbf16>\n}}\n")
+    assert packs(gluon_source(twice, WS)) == "{}"
+    split = gluon_source(param_weight(linear_module([256], 384, 192, "bf16", "gelu")), SPLIT2)
+    assert "Gluon form does not apply" not in split and packs(split) == "{}"
+    assert packs(gluon_source(param_weight(linear_module([256], 384, 256, "bf16", "gelu")), SPLIT2)) \
+        == "{'fc_weight': (192, 64)}"  # (4 K steps in two parts of 2: covered exactly)
+    monkeypatch.setenv("KITSUNE_PACK", "0")
+    src = gluon_source(param_weight(linear_module([300], 384, 192, "bf16", "gelu")), WS)
+    assert packs(src) == "{}" and "'k0_linear_0_dw', 'fc_weight', [384, 192], [192, 1], [128, 64]" in src
 
 
 def test_pipelined_text_and_kn_weight():
@@ -307,6 +386,35 @@ def test_compiles_for_sm90(cfg):
     assert rec["setmaxnreg"] == (cfg.GLUON == 2), rec
     assert not rec["spill_stores"] and not rec["spill_loads"], rec
     assert rec["shared"] <= 227 * 1024, rec  # (7 stages: the result through the ring, 64 tiles on 64 programs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", [WS, PIPE, WIDE, SKEWED], ids=["ws", "pipelined", "ws-192", "ws-192-split-2-skew-2"])
+def test_packed_weight_on_gpu(cfg):
+    """A parameter weight with tails in N and K, uploaded packed by ``Program``, against the reference
+    interpreter, twice."""
+    import torch
+
+    from kitsune.context import parse_module
+    from kitsune.interpreter import interpret
+    from kitsune.runtime import Program
+
+    text = param_weight(linear_module([1000], 700, 520, "bf16", "gelu"))
+    src = gluon_source(text, cfg)
+    assert "@gluon.jit" in src and "PACKS = {'fc_weight'" in src
+    rng = np.random.default_rng(5)
+    module = parse_module(text)
+    args = [(rng.standard_normal(tuple(a.type.get_shape())) / np.sqrt(a.type.get_shape()[-1])).astype(np.float32)
+            for a in module.body.block.first_op.body.block.args]
+    args = [torch.from_numpy(a).to(torch.bfloat16).float().numpy() for a in args]
+    ref = interpret(module, args)[0]
+    prog = Program(src, {"fc.weight": torch.from_numpy(args[1]).to(torch.bfloat16)}, "cuda")
+    assert tuple(prog.parameters()["fc.weight"].shape) == (-(-700 // cfg.BN) * 9 * cfg.BN, 64)
+    for _ in range(2):
+        out = prog(torch.from_numpy(args[0]).to(torch.bfloat16).cuda(),
+                   torch.from_numpy(args[2]).to(torch.bfloat16).cuda())[0].float().cpu().numpy()
+        err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+        assert err < 1e-2, err
 
 
 @pytest.mark.gpu

@@ -78,6 +78,24 @@ def test_isolated_task_inputs_give_a_finite_reference():
     assert torch.allclose(ref, (x @ w.T) * torch.rsqrt(sq.mean(-1, keepdim=True) + 1e-5), rtol=1e-4, atol=1e-6)
 
 
+def test_an_isolated_gemms_weight_stays_a_parameter():
+    """A linear's weight is a parameter of its program, so in its isolation too (uploaded once, packed where its
+    program packs it: ``templates/gemm_tma.py``); its input stays an input."""
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import isolate
+    from kitsune.tools.tune import scheduled_tasks
+
+    module, _ = import_module(nn.Linear(64, 128), (torch.randn(256, 64), ), None, with_weights=False)
+    (task, c), = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.problem is not None]
+    assert c.template == "gemm"
+    f = [o for o in isolate.task_module(task).walk() if o.name == "func.func"][0]
+    kinds = [a.data.get("kitsune.kind") for a in f.arg_attrs.data]
+    assert [k.data if k is not None else None for k in kinds] == [None, "parameter", "parameter"], kinds
+
+
 def test_a_conv_configs_tile_is_the_schedules():
     """A conv config's tile (``conv_tile``: BF channels by a block of at most BM whole output rows, what
     ``tune_task`` and ``bench/kernels/run.py`` time each config with) is ``conv_choice``'s for the config it

@@ -115,9 +115,11 @@ def _cluster_tile(ct, num_cm, m_r, n_r, BM: gl.constexpr, BN: gl.constexpr, CM: 
 @gluon.jit
 def _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, bars, step, off_m, off_n, k, pred, m_r, n_r,
            BM: gl.constexpr, BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr,
-           CN: gl.constexpr, MC: gl.constexpr):
+           CN: gl.constexpr, MC: gl.constexpr, KT=0, PACK: gl.constexpr = 0):
     """Load k-step `step`'s A and W tiles into slot step % S: W's first BN - BN1 rows into w_bufs, the rest into
-    w1_bufs (shared-memory shapes are powers of two: a 96-row W tile is a 64-row and a 32-row buffer)."""
+    w1_bufs (shared-memory shapes are powers of two: a 96-row W tile is a 64-row and a 32-row buffer).
+    PACK 1: W is packed piece by piece (``pack_w``: the [PW, BK] block of piece q at k-step j is rows
+    (q KT + j) PW .. + PW of a [N / PW * KT * PW, BK] matrix), so each block is PW * 128 contiguous bytes."""
     s = step % S
     bar = bars.index(s)
     mbarrier.expect(bar, BM * a_desc.block_type.shape[1] * 2 + BN * w_desc.block_type.shape[1] * 2, pred=pred)
@@ -133,7 +135,12 @@ def _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, bars, step, off_m, off_n, k,
             dst = w_bufs.index(s).slice(p * PW, PW)
         else:
             dst = w1_bufs.index(s).slice(p * PW - BN0, PW)
-        tma.async_copy_global_to_shared(w_desc, [off_n + p * PW, k], bar, dst, pred & ((m_r == p % CM) | (MC == 0)))
+        if PACK:
+            wrow = (((off_n + p * PW) // PW) * KT + k // a_desc.block_type.shape[1]) * PW
+            tma.async_copy_global_to_shared(w_desc, [wrow, 0], bar, dst, pred & ((m_r == p % CM) | (MC == 0)))
+        else:
+            tma.async_copy_global_to_shared(w_desc, [off_n + p * PW, k], bar, dst,
+                                            pred & ((m_r == p % CM) | (MC == 0)))
 
 
 @gluon.jit
@@ -205,7 +212,7 @@ def mc_gemm_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
 
 @gluon.jit
 def _ws_load(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM: gl.constexpr, BN: gl.constexpr,
-             BN1: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr):
+             BN1: gl.constexpr, CM: gl.constexpr, CN: gl.constexpr, PACK: gl.constexpr):
     """1 warp: fill the ring; a slot is refilled once every CTA whose copy of it this CTA writes released it
     (its empty barrier counts CM x CN arrivals: its own consumers' and, by remote arrive, its peers')."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -219,7 +226,7 @@ def _ws_load(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM:
             s = step % S
             mbarrier.wait(empty.index(s), ((step // S) & 1) ^ 1)
             _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, step, off_m, off_n, kt * BK, True, m_r, n_r,
-                   BM, BN, BN1, S, CM, CN, 1)
+                   BM, BN, BN1, S, CM, CN, 1, k_tiles, PACK)
             step += 1
     # the tail: every slot's last release (this CTA's consumers' and its peers' remote arrives) has landed, so
     # no peer arrives on this CTA's barriers after it leaves
@@ -358,7 +365,7 @@ def _ws_mma(a_desc, w_desc, c_desc, c1_desc, c_ptr, bias_ptr, a_bufs, w_bufs, w1
 def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, c1_desc, bias_ptr, M, N, K, c_ptr, a_ptr, w_ptr, EPI: gl.constexpr,
                       BM: gl.constexpr, BN: gl.constexpr, BN1: gl.constexpr, S: gl.constexpr, CM: gl.constexpr,
                       CN: gl.constexpr, MC: gl.constexpr, SYNC: gl.constexpr, DIRECT: gl.constexpr, RS: gl.constexpr,
-                      DEVDESC: gl.constexpr, num_warps: gl.constexpr):
+                      DEVDESC: gl.constexpr, PACK: gl.constexpr, num_warps: gl.constexpr):
     """Warp-specialised form (BN <= 128, or 64 + 32): a 1-warp loader partition, num_warps wgmma warps.
     DEVDESC 1: the descriptors made in the kernel (as the gemm template does), from the same pointers, shapes,
     blocks and layouts as the host's."""
@@ -408,7 +415,7 @@ def mc_gemm_ws_kernel(a_desc, w_desc, c_desc, c1_desc, bias_ptr, M, N, K, c_ptr,
     gl.warp_specialize([
         (_ws_mma, (a_desc, w_desc, c_desc, c1_desc, c_ptr, bias_ptr, a_bufs, w_bufs, w1_bufs, ready, empty, c_smem,
                    c1_smem, M, N, K, EPI, BM, BN, BN1, CM, CN, num_warps, DIRECT, RS)),
-        (_ws_load, (a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM, BN, BN1, CM, CN)),
+        (_ws_load, (a_desc, w_desc, a_bufs, w_bufs, w1_bufs, ready, empty, M, N, K, BM, BN, BN1, CM, CN, PACK)),
     ], [1], [24])
 
 
@@ -575,6 +582,7 @@ def compile_config(cfg, epi, arch=90):
         cx["BN1"] = BN1
         cx["RS"] = cfg.get("RS", 0)
         cx["DEVDESC"] = cfg.get("DEVDESC", 0)
+        cx["PACK"] = cfg.get("PACK", 0)
     elif BN1:
         raise ValueError("a tile width of no power of two needs the warp-specialised form (WS=1)")
     for k in cx:
@@ -602,33 +610,44 @@ def compile_config(cfg, epi, arch=90):
 
 def split_width(cfg):
     """(BN1, WP): a tile of BN columns is BN0 + BN1, BN0 the largest power of two in it (BN1 a power of two or
-    0); W arrives in pieces of WP rows: BN // CM, or BN1 where BN is no power of two (then CM pieces must
-    divide BN // WP)."""
+    0); W arrives in pieces of WP rows: BN // CM, or BN1 where BN is no power of two (piece p loaded by rank
+    p % CM: 192 columns in 64-row pieces over 2 ranks are 2 + 1)."""
     BN, CM = cfg["BN"], cfg["CM"]
     BN0 = 1 << (BN.bit_length() - 1)
     BN1 = BN - BN0
     if BN1 & (BN1 - 1):
         raise ValueError(f"BN {BN}: {BN0} + {BN1}, the second part no power of two")
     WP = min(BN1, BN // CM) if BN1 else BN // CM
-    if (BN // WP) % CM:
+    if BN // WP < CM:
         raise ValueError(f"BN {BN} in pieces of {WP} does not share out over {CM} CTAs")
     return BN1, WP
+
+
+def pack_w(w, PW, BK):
+    """W [N, K] packed for PACK 1: zero-padded to whole [PW, BK] blocks, block (q, j) (rows q PW.., columns j BK..)
+    stored as rows (q KT + j) PW .. + PW of a [N' / PW * KT * PW, BK] matrix."""
+    import torch
+    N, K = w.shape
+    Np, Kp = -(-N // PW) * PW, -(-K // BK) * BK
+    wp = torch.zeros(Np, Kp, dtype=w.dtype, device=w.device)
+    wp[:N, :K] = w
+    return wp.view(Np // PW, PW, Kp // BK, BK).permute(0, 2, 1, 3).contiguous().view(-1, BK)
 
 
 def name(c):
     return (f"{c['BM']}x{c['BN']}x{c['BK']} s{c['S']} w{c['warps']} cl{c['CM']}x{c['CN']}"
             + (" ws" if c.get("WS") else f" mc{c['MC']} sync{c['SYNC']}")
             + {0: "", 1: " direct", 2: " alias"}[c.get("DIRECT", 0)] + (f" rs{c['RS']}" if c.get("RS") else "")
-            + (" devdesc" if c.get("DEVDESC") else ""))
+            + (" devdesc" if c.get("DEVDESC") else "") + (" pack" if c.get("PACK") else ""))
 
 
-def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0, RS=0, DEVDESC=0):
+def _c(BM, BN, S, warps, CM, CN, BK=64, MC=1, SYNC=1, WS=0, DIRECT=0, RS=0, DEVDESC=0, PACK=0):
     """MC 0: every CTA loads its whole tiles itself (a cluster launch without multicast); SYNC 0: no cluster
     barrier (with MC 1 a race: a peer may refill a slot still read, so the result is timed, not trusted),
     1: arrive.release / wait.acquire, 2: arrive.relaxed / wait.acquire. WS 1: the warp-specialised form
     (BN <= 128; slots released by remote mbarrier arrives, SYNC unused)."""
     return dict(BM=BM, BN=BN, BK=BK, S=S, warps=warps, CM=CM, CN=CN, MC=MC, SYNC=SYNC, WS=WS, DIRECT=DIRECT, RS=RS,
-                DEVDESC=DEVDESC)
+                DEVDESC=DEVDESC, PACK=PACK)
 
 
 CONFIG_SETS = {
@@ -701,6 +720,21 @@ CONFIG_SETS = {
     "devdesc": [
         _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, DEVDESC=1),
         _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2, DEVDESC=1),
+    ],
+    # session 33: fc2's 128 x 192 tile (one a CTA on 128 SMs) with W multicast over 2 x 1 clusters (the two row
+    # blocks of one W block): is fc2, at 57 GB/s an SM against fc1's 82, bound by the L2's output?
+    "mc192": [
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 2, 1, WS=1, DIRECT=2),
+        _c(128, 192, 4, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 4, 8, 2, 1, WS=1, DIRECT=2),
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 7, 8, 2, 1, WS=1, DIRECT=2),
+    ],
+    # session 33, call B: W packed block by block (``pack_w``): each TMA box of W one contiguous run of bytes
+    # instead of PW rows of 128 bytes at a stride of K * 2 (a DRAM page each); is W's page locality what keeps
+    # these GEMMs at 2.0-2.3 TB/s?
+    "pack": [
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2, PACK=1),
+        _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, PACK=1),
+        _c(128, 128, 6, 8, 1, 1, WS=1, PACK=1), _c(128, 256, 4, 8, 1, 1, SYNC=0),
     ],
     # call B: ncu of the shipped T256 fc1 form and the 96-column one, beside cuBLAS's kernel
     "ncu": [_c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2)],
@@ -809,7 +843,8 @@ def run_gpu(out_path, shapes, reps, a_graph=False):
             r = {"shape": sname, "config": key[0], "shared": rec["shared"], "patch": rec["patch"]}
             try:
                 a_d = TensorDescriptor.from_tensor(a, [c["BM"] // c["CN"], c["BK"]], la)
-                w_ds = [TensorDescriptor.from_tensor(w, [WP, c["BK"]], lw) for w in ws]
+                w_ds = [TensorDescriptor.from_tensor(pack_w(w, WP, c["BK"]) if c.get("PACK") else w, [WP, c["BK"]], lw)
+                        for w in ws]
                 CB = min(c["BN"] - BN1, 128)
                 c_d = TensorDescriptor.from_tensor(out, [c["BM"], CB], lc)
                 c1_d = TensorDescriptor.from_tensor(out, [c["BM"], BN1 or CB], lc1)
@@ -827,7 +862,7 @@ def run_gpu(out_path, shapes, reps, a_graph=False):
 
                 if c.get("WS"):
                     cx = (epi, c["BM"], c["BN"], BN1, c["S"], c["CM"], c["CN"], c["MC"], c["SYNC"],
-                          c["DIRECT"], c.get("RS", 0), c.get("DEVDESC", 0), c["warps"])
+                          c["DIRECT"], c.get("RS", 0), c.get("DEVDESC", 0), c.get("PACK", 0), c["warps"])
                     cds = (c_d, c1_d)
                     ptrs = lambda j: (out, a, ws[j])  # noqa: E731
                 else:

@@ -82,6 +82,10 @@ class TritonGen:
         # block, dtype); a Gluon gemm's (templates/gemm_tma.py), which a kernel made on the device cost 1.4-1.8 us
         # a launch on the H100 (bench/kernels/NOTES.md section 34)
         self.kernel_descs: dict[str, list[tuple]] = {}
+        # [n, k] weights a Gluon gemm alone reads, uploaded packed in its [BN, BK] blocks (templates/gemm_tma.py
+        # ``packing``): name -> (BN, BK); KITSUNE_PACK=0 leaves every weight row-major
+        self.pack_weights = _env_on("KITSUNE_PACK", "1")
+        self.packs: dict[str, tuple[int, int]] = {}
         self.fills, self.filled = self._zero_fills()
         self.index_checks: list[tuple[str, str]] = []
         self.waits: list[tuple[str, str, list[str]]] = []  # (kernel, consumer stage, producer stages)
@@ -287,8 +291,10 @@ class TritonGen:
             fns = [(fn, ps, to_gluon(lines, g.b.axis_lines(), AXES_MARK)) for fn, ps, lines in fns]
         except CodegenError as e:
             self.gluon_kernels[k.name] = {"fallback": str(e)}
+            self.kernel_descs.pop(k.name, None)  # (the register form makes none)
             return None
         self.gluon_kernels[k.name] = {"pads": pads}
+        self.packs.update(g.packs)
         return g, body, names, fns
 
     def _same_code(self, kern_texts) -> dict[str, str]:
@@ -522,6 +528,8 @@ class TritonGen:
         lines.append("LABELS = {" + ", ".join(f"{n!r}: {(t.label or n)!r}" for n, t in p.tensors.items()) + "}")
         lines.append("ORDERS = {" + ", ".join(f"{n!r}: {t.order!r}" for n, t in p.tensors.items() if t.order)
                      + "}  # storage orders (kitsune.codegen.layouts): dims outermost first")
+        lines.append("PACKS = {" + ", ".join(f"{n!r}: {v!r}" for n, v in self.packs.items())
+                     + "}  # parameters uploaded packed in (rows, cols) blocks (``packed``; templates/gemm_tma.py)")
         lines.append("VIEWS = {" + ", ".join(f"{n!r}: {t.view[:3]!r}" for n, t in p.tensors.items() if t.view)
                      + "}  # slices of another buffer (kitsune.codegen.concat_in_place): (buffer, dim, offset)")
         lines.append(f"ARGS = {p.args!r}")

@@ -240,6 +240,17 @@ def stored(t, order):
     return t.permute(*order).contiguous().permute(*[order.index(d) for d in range(len(order))])
 
 
+def packed(t, rows, cols):
+    """Weight ``t`` [n, k] packed as a Gluon gemm reads it (PACKS): zero-padded to whole [rows, cols] blocks, block
+    (i, j) (rows i * rows .., columns j * cols ..) stored as rows (i * KW + j) * rows .. of a [-1, cols] matrix,
+    KW = ceil(k / cols): one contiguous run per block, the blocks of a row band one after another."""
+    n, k = t.shape
+    pn, pk = -(-n // rows) * rows, -(-k // cols) * cols
+    if (pn, pk) != (n, k):
+        t = torch.nn.functional.pad(t, (0, pk - k, 0, pn - n))
+    return t.reshape(pn // rows, rows, pk // cols, cols).permute(0, 2, 1, 3).contiguous().view(-1, cols)
+
+
 def _bind_views(env):
     """Each view buffer (VIEWS) as its slice of the buffer it lives in (that buffer may be one a call passes)."""
     for name, (base, dim, offset) in VIEWS.items():

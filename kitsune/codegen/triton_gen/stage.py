@@ -91,6 +91,7 @@ class StageGen:
         self.stage = stage
         self.template = stage.template
         self.cfg = stage.config
+        self.packs: dict[str, tuple[int, int]] = {}  # weights the stage reads packed (TritonGen.packs, once taken)
         self.b = Blocks()
         self.mem = Memory(self.b)
         self.tile = OutputTile()

@@ -22,6 +22,11 @@ block, accumulator, wgmma, epilogue section and store: T256's fc2 as 128 tiles o
 in the stage's fp32 workspace, the last running the epilogue (``combine``). The TMA descriptors come from the host
 (kernel parameters: ``host_desc``).
 
+A ``[n, k]`` weight that only this stage reads is uploaded *packed* (``packing``): each [BN, BK] block of it
+(a tile's columns at one K step) one contiguous run of bytes, the blocks of a column band one after another along
+K, so that a K step's W load is one 16-32 KB run instead of BN rows of 128 bytes ``K * 2`` apart. T256's GEMMs
+ran 4% faster so on the H100 (fc1 76.8 -> 73.8 us, fc2 69.0 -> 66.1: bench/kernels/NOTES.md section 36).
+
 Taken for a kernel of this one stage (no queues) whose anchor is ``A[m, k] * W[n, k]`` (or
 ``W[k, n]``) with ``A`` a 2-D tensor read from memory, ``W`` a 2-D weight, both of one 16-bit type with
 16-byte aligned row pitches, and a tile of whole ``BM x BN`` blocks; anything else raises ``CodegenError`` and
@@ -72,6 +77,7 @@ class GemmTmaGen:
         self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}``
         self.cplace: dict[str, str] = {}  # output -> where its buffers are (``result_buffer``)
         self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
+        self.pack: tuple[str, int, int] | None = None  # (W's tensor, K steps of W, packed rows) where W is packed
 
     def fail(self, why: str):
         raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": Gluon gemm: {why}")
@@ -118,6 +124,29 @@ class GemmTmaGen:
             self.fail("a row pitch that is not 16-byte aligned")
         return lay
 
+    def packing(self, lay, covered: int) -> tuple[str, int, int] | None:
+        """(W's tensor, its K steps, the packed matrix's rows) where W may be uploaded packed: a ``[n, k]`` parameter
+        that no other stage reads, not a view, reordered or written, that this stage reads only as its weight, and
+        whose K steps the work items cover exactly (``covered``: a step past K would read the next block where
+        the row-major form reads TMA's zeros). None where not, or with ``KITSUNE_PACK=0`` (``TritonGen``). The
+        runtime packs it
+        at upload (``PACKS``, ``packed``): zero-padded to whole [BN, BK] blocks, block (column block c, K step j)
+        as rows ``(c KW + j) BN ..`` of a [-1, BK] matrix."""
+        plan, st = self.g.gen.plan, self.st
+        name = st.args.get(lay.w)
+        t = plan.tensors.get(name) if name else None
+        KW = -(-lay.K // self.BK)
+        if not (self.g.gen.pack_weights and lay.w_nk and t is not None and t.role == "parameter"
+                and covered == KW):
+            return None
+        if t.order or t.view or any(a == name for _, a in plan.mutates) or name in plan.outputs:
+            return None
+        if sum(1 for n in st.args.values() if n == name) != 1:
+            return None
+        if any(name in s.args.values() for k in plan.kernels for s in k.stages if s is not st):
+            return None
+        return name, KW, -(-lay.N // self.BN) * KW * self.BN
+
     def host_desc(self, name: str, tensor: str, shape, block, dt: str) -> str:
         """``gluon_text.host_descriptor`` of the row-major matrix ``tensor``."""
         return host_descriptor(self.g, name, tensor, shape, [shape[1], 1], block, dt)
@@ -136,7 +165,11 @@ class GemmTmaGen:
         out += [f"_w{x}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wb}, {dt})" for x, wb in wblocks]
         adt = dtype_key(lay.a.type.get_element_type())
         out.append(self.host_desc("_da", st.args[lay.a], [M, K], [BM, BK], adt))
-        out += [self.host_desc(f"_dw{x}", st.args[lay.w], wshape, wb, adt) for x, wb in wblocks]
+        if self.pack:  # (``packing``: W's blocks as rows of a [rows, BK] matrix)
+            out += [host_descriptor(self.g, f"_dw{x}", self.pack[0], [self.pack[2], BK], [BK, 1], wb, adt)
+                    for x, wb in wblocks]
+        else:
+            out += [self.host_desc(f"_dw{x}", st.args[lay.w], wshape, wb, adt) for x, wb in wblocks]
         out.append(f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)")
         out += [f"_wbuf{x} = gl.allocate_shared_memory({dt}, [{S}, {wb[0]}, {wb[1]}], _w{x}_l)" for x, wb in wblocks]
         out.append(f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
@@ -161,7 +194,10 @@ class GemmTmaGen:
         em.emit(f"tma.async_copy_global_to_shared(_da, [{cm} * {self.BM}, {k}], _ready.index({s}), "
                 f"_abuf.index({s}){p})", depth)
         for sfx, off in (("", ""), ("1", f" + {self.BN0}")) if self.BN1 else (("", ""), ):
-            wc = f"[{cn} * {self.BN}{off}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}{off}]"
+            if self.pack:  # the block of column block cn at K step k / BK, its part from row ``off`` on
+                wc = f"[(({cn}) * {self.pack[1]} + ({k}) // {self.BK}) * {self.BN}{off}, 0]"
+            else:
+                wc = f"[{cn} * {self.BN}{off}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}{off}]"
             em.emit(f"tma.async_copy_global_to_shared(_dw{sfx}, {wc}, _ready.index({s}), _wbuf{sfx}.index({s}){p})",
                     depth)
 
@@ -397,13 +433,16 @@ class GemmTmaGen:
         g, b, ev, st = self.g, self.b, self.ev, self.st
         lay = self.check()
         KT = -(-lay.K // self.BK)
+        covered = KT
         if self.split > 1:  # part ks runs K steps [ks KT, ks KT + KT) (past K: zeros, TMA's fill)
             each, last = self.kspan(KT)
+            covered = (self.split - 1) * each + last
             self.kofs = f"ks * {each * self.BK} + "
             KT = each
             if last != each:  # (one work item a program: ``it`` is 0, the ring's step count starts at 0)
                 self.kn = f"kn = tl.where(ks == {self.split - 1}, {last}, {each})  # this part's K steps"
                 KT = "kn"
+        self.pack = self.packing(lay, covered)
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
         body = g.open_work_items(self.split if self.split > 1 else None, "part of K", parts_major=True)
@@ -455,6 +494,8 @@ class GemmTmaGen:
         pre = ["    " + ln for ln in self.prelude(lay) + self.cprelude]
         head = g.body_text()[:1]
         names = [st.args[lay.a], st.args[lay.w]]
+        if self.pack:  # (committed by the module once the Gluon text is made: ``TritonGen._gluon_stage``)
+            g.packs[self.pack[0]] = (self.BN, self.BK)
         if self.form == 1:
             return head + pre + mma + lines, [], names
         ring = "_da, _dw, _abuf, _wbuf, _ready, _empty" + (", _dw1, _wbuf1" if self.BN1 else "")
