@@ -239,8 +239,10 @@ def gemm_pipelined_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.con
 # ----------------------------------------------------------------------------------------------------
 
 @gluon.jit
-def _ws_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP: gl.constexpr):
-    """1 warp: fill the ring for every tile of this CTA, in order."""
+def _ws_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP: gl.constexpr,
+                       PACK: gl.constexpr):
+    """1 warp: fill the ring for every tile of this CTA, in order. PACK 1: W packed in [BN, BK] blocks
+    (``mc_gemm.pack_w``; the compiler's ``PACKS``), block (n, kt) at rows (n k_tiles + kt) BN."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = w_desc.block_type.shape[0]
@@ -261,7 +263,10 @@ def _ws_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GR
             bar = ready.index(s)
             mbarrier.expect(bar, a_desc.block_type.nbytes + w_desc.block_type.nbytes)
             tma.async_copy_global_to_shared(a_desc, [off_m, kt * BK], bar, a_bufs.index(s))
-            tma.async_copy_global_to_shared(w_desc, [off_n, kt * BK], bar, w_bufs.index(s))
+            if PACK:
+                tma.async_copy_global_to_shared(w_desc, [(pid_n * k_tiles + kt) * BN, 0], bar, w_bufs.index(s))
+            else:
+                tma.async_copy_global_to_shared(w_desc, [off_n, kt * BK], bar, w_bufs.index(s))
             step += 1
 
 
@@ -324,7 +329,7 @@ def _ws_mma_partition(a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, e
 @gluon.jit
 def gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
                    GROUP: gl.constexpr, NUM_STAGES: gl.constexpr, EPI_SPLIT: gl.constexpr,
-                   LOAD_REGS: gl.constexpr, num_warps: gl.constexpr):
+                   LOAD_REGS: gl.constexpr, PACK: gl.constexpr, num_warps: gl.constexpr):
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = w_desc.block_type.shape[0]
@@ -342,7 +347,7 @@ def gemm_ws_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.constexpr,
     gl.warp_specialize([
         (_ws_mma_partition, (a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem, ready,
                              M, N, K, EPI, GROUP, num_warps, 0, 1, EPI_SPLIT)),
-        (_ws_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP)),
+        (_ws_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP, PACK)),
     ], [1], [LOAD_REGS])
 
 
@@ -372,7 +377,7 @@ def gemm_pingpong_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.cons
                              M, N, K, EPI, GROUP, 4, 0, 2, EPI_SPLIT)),
         (_ws_mma_partition, (a_desc, w_desc, c_desc, bias_ptr, a_bufs, w_bufs, ready, empty, c_smem1, turn,
                              M, N, K, EPI, GROUP, 4, 1, 2, EPI_SPLIT)),
-        (_ws_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP)),
+        (_ws_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP, 0)),
     ], [4, 1], [MMA_REGS, LOAD_REGS])
 
 
@@ -482,7 +487,7 @@ def _sk_slot(u, tile_id, num_tiles, k_tiles, SPLIT, STREAMK: gl.constexpr, num_p
 
 @gluon.jit
 def _sk_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, SPLIT,
-                       GROUP: gl.constexpr, STREAMK: gl.constexpr):
+                       GROUP: gl.constexpr, STREAMK: gl.constexpr, PACK: gl.constexpr):
     """1 warp: fill the ring for every work unit of this CTA, in order (the consumer walks the same list)."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -505,7 +510,10 @@ def _sk_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, SP
             bar = ready.index(s)
             mbarrier.expect(bar, a_desc.block_type.nbytes + w_desc.block_type.nbytes)
             tma.async_copy_global_to_shared(a_desc, [off_m, kt * BK], bar, a_bufs.index(s))
-            tma.async_copy_global_to_shared(w_desc, [off_n, kt * BK], bar, w_bufs.index(s))
+            if PACK:
+                tma.async_copy_global_to_shared(w_desc, [(pid_n * k_tiles + kt) * BN, 0], bar, w_bufs.index(s))
+            else:
+                tma.async_copy_global_to_shared(w_desc, [off_n, kt * BK], bar, w_bufs.index(s))
             step += 1
 
 
@@ -592,7 +600,8 @@ def _sk_mma_partition(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, a_bufs,
 @gluon.jit
 def gemm_sk_kernel(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, M, N, K, SPLIT, WS_SLOTS,
                    EPI: gl.constexpr, GROUP: gl.constexpr, NUM_STAGES: gl.constexpr, EPI_SPLIT: gl.constexpr,
-                   LOAD_REGS: gl.constexpr, STREAMK: gl.constexpr, RED: gl.constexpr, num_warps: gl.constexpr):
+                   LOAD_REGS: gl.constexpr, STREAMK: gl.constexpr, RED: gl.constexpr, PACK: gl.constexpr,
+                   num_warps: gl.constexpr):
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = w_desc.block_type.shape[0]
@@ -608,7 +617,7 @@ def gemm_sk_kernel(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, M, N, K, S
     gl.warp_specialize([
         (_sk_mma_partition, (a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, a_bufs, w_bufs, ready, empty,
                              c_smem, M, N, K, SPLIT, WS_SLOTS, EPI, GROUP, num_warps, EPI_SPLIT, STREAMK, RED)),
-        (_sk_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, SPLIT, GROUP, STREAMK)),
+        (_sk_load_partition, (a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, SPLIT, GROUP, STREAMK, PACK)),
     ], [1], [LOAD_REGS])
 
 
@@ -616,8 +625,10 @@ def gemm_sk_kernel(a_desc, w_desc, c_desc, bias_ptr, ws_ptr, cnt_ptr, M, N, K, S
 # configs
 # ----------------------------------------------------------------------------------------------------
 
-def _cfg(variant, BM, BN, S, warps, split=1, load_regs=24, mma_regs=None, BK=64, ksplit=1, red=RED_SLOTS):
+def _cfg(variant, BM, BN, S, warps, split=1, load_regs=24, mma_regs=None, BK=64, ksplit=1, red=RED_SLOTS, pack=0):
     c = dict(variant=variant, BM=BM, BN=BN, BK=BK, S=S, warps=warps, split=split, load_regs=load_regs)
+    if pack:
+        c["pack"] = 1  # W packed in [BN, BK] blocks (ws and the split / stream-K variants)
     if variant in SK_VARIANTS:
         c["red"] = red
         if variant == "splitk":
@@ -641,6 +652,8 @@ def cfg_name(c):
         s += f" k{c['ksplit']}"
     if c["variant"] in SK_VARIANTS and c["red"] != RED_SLOTS:
         s += f" {RED_NAMES[c['red']]}"
+    if c.get("pack"):
+        s += " pack"
     return s
 
 
@@ -688,6 +701,13 @@ CONFIGS = {
         _cfg("streamkm", 128, 128, 5, 8), _cfg("streamkm", 128, 128, 6, 8),
         _cfg("streamkm", 128, 128, 6, 8, red=RED_ATOMIC),
     ],
+    # session 33: stream-K in lockstep with W packed in [BN, BK] blocks (the compiler's PACKS raised what the SMs
+    # together take in: fc2 7.3 -> 7.8 TB/s), beside the packed ws baseline (NOTES section 36)
+    "skmpack": [
+        _cfg("ws", 128, 128, 6, 8), _cfg("ws", 128, 128, 6, 8, pack=1),
+        _cfg("streamkm", 128, 128, 6, 8), _cfg("streamkm", 128, 128, 6, 8, pack=1),
+        _cfg("streamkm", 128, 128, 5, 8, pack=1), _cfg("streamkm", 128, 128, 6, 8, red=RED_ATOMIC, pack=1),
+    ],
     # grid = #SMs, each program a contiguous ~1/132 of all tiles' k-steps (T256: 69.8 k-steps, <= 2 tiles)
     "streamk": [
         _cfg("streamk", 256, 128, 4, 8, split=2), _cfg("streamk", 128, 256, 4, 8, split=2),
@@ -714,9 +734,10 @@ def _kernel_and_constexprs(c):
     opts = dict(num_warps=c["warps"], maxnreg=c["maxnreg"])
     if c["variant"] in SK_VARIANTS:
         return (gemm_sk_kernel, dict(common, LOAD_REGS=c["load_regs"],
-                                     STREAMK={"streamk": 1, "streamkm": 2}.get(c["variant"], 0), RED=c["red"]), opts)
+                                     STREAMK={"streamk": 1, "streamkm": 2}.get(c["variant"], 0), RED=c["red"],
+                                     PACK=c.get("pack", 0)), opts)
     if c["variant"] == "ws":
-        return gemm_ws_kernel, dict(common, LOAD_REGS=c["load_regs"]), opts
+        return gemm_ws_kernel, dict(common, LOAD_REGS=c["load_regs"], PACK=c.get("pack", 0)), opts
     return gemm_pingpong_kernel, dict(common, LOAD_REGS=c["load_regs"], MMA_REGS=c["mma_regs"]), opts
 
 
@@ -945,6 +966,16 @@ class _Watchdog:
                     os._exit(3)
 
 
+def pack_w(w, rows, cols):
+    """W [N, K] packed in [rows, cols] blocks, block (n, kt) as rows (n KT + kt) rows .. of a [-1, cols] matrix
+    (zero-padded; the compiler's ``packed``)."""
+    import torch.nn.functional as F
+    n, k = w.shape
+    pn, pk = -(-n // rows) * rows, -(-k // cols) * cols
+    w = F.pad(w, (0, pk - k, 0, pn - n)) if (pn, pk) != (n, k) else w
+    return w.reshape(pn // rows, rows, pk // cols, cols).permute(0, 2, 1, 3).contiguous().view(-1, cols)
+
+
 def run_gpu(variants, shape_names, out_path):
     import tempfile
     import torch
@@ -1048,7 +1079,8 @@ def run_gpu(variants, shape_names, out_path):
                 try:
                     la, lw, lc = _layouts(c)
                     a_d = TensorDescriptor.from_tensor(a, [c["BM"], c["BK"]], la)
-                    w_d = TensorDescriptor.from_tensor(w, [c["BN"], c["BK"]], lw)
+                    wt = pack_w(w, c["BN"], c["BK"]) if c.get("pack") else w
+                    w_d = TensorDescriptor.from_tensor(wt, [c["BN"], c["BK"]], lw)
                     c_d = TensorDescriptor.from_tensor(c_out, [c["BM"], c["BN"] // c["split"]], lc)
                     tiles = triton.cdiv(M, c["BM"]) * triton.cdiv(N, c["BN"])
                     grid = (min(num_sms, tiles), 1, 1)
