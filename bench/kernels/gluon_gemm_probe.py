@@ -708,6 +708,14 @@ CONFIGS = {
         _cfg("streamkm", 128, 128, 6, 8), _cfg("streamkm", 128, 128, 6, 8, pack=1),
         _cfg("streamkm", 128, 128, 5, 8, pack=1), _cfg("streamkm", 128, 128, 6, 8, red=RED_ATOMIC, pack=1),
     ],
+    # session 33: short-K GEMMs (BERT's) where a tile's epilogue is a large share of its time: one consumer
+    # (the compiler's warp-specialised default at 5 stages) against two that take turns (the epilogue of one under
+    # the other's main loop)
+    "shortk": [
+        _cfg("ws", 128, 128, 5, 8), _cfg("ws", 128, 256, 3, 8, split=2),
+        _cfg("pingpong", 128, 128, 4, 4), _cfg("pingpong", 128, 128, 5, 4),
+        _cfg("pingpong", 128, 128, 4, 4, mma_regs=240), _cfg("pingpong", 128, 64, 6, 4),
+    ],
     # grid = #SMs, each program a contiguous ~1/132 of all tiles' k-steps (T256: 69.8 k-steps, <= 2 tiles)
     "streamk": [
         _cfg("streamk", 256, 128, 4, 8, split=2), _cfg("streamk", 128, 256, 4, 8, split=2),
@@ -913,6 +921,11 @@ SHAPES = {
     "T1024_fc2": (1024, 12288, 6144, EPI_BIAS),
     "nerf": (65536, 256, 256, EPI_BIAS),
     "llama_gateup_b8": (8, 16384, 2048, EPI_NONE),  # M < BM: TMA zero-fills A rows >= M, clips the C store
+    # a BERT-base layer's GEMMs at batch 8 x 512 tokens (bench/models/bert_layer.py): short K, 12-48 k-steps a tile
+    "bert_qkv": (4096, 2304, 768, EPI_BIAS),
+    "bert_o": (4096, 768, 768, EPI_BIAS),
+    "bert_fc1": (4096, 3072, 768, EPI_BIAS_GELU),
+    "bert_fc2": (4096, 768, 3072, EPI_BIAS),
 }
 DEFAULT_SHAPES = ("T256_fc1", "T256_fc2", "T1024_fc1", "T1024_fc2")
 CONFIG_TIMEOUT_S = 30.0  # a config that has not finished by then (a hung barrier) ends the run

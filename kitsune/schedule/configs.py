@@ -257,14 +257,38 @@ class GemmConfig(Config):
     SHORT_K: ClassVar[int] = 1024
 
     @staticmethod
-    def gluon_default(p: Problem, best: "GemmConfig") -> "GemmConfig":
+    def wave_columns(p: Problem, c: "GemmConfig", sms: int) -> int:
+        """Columns of tiles one SM runs one after another: waves of a persistent grid (``ceil(tiles / sms)``) times
+        the tile's width (the rows, 128, alike for the Gluon forms)."""
+        return math.ceil(c.tiles(p) / sms) * c.BN
+
+    @staticmethod
+    def gluon_default(p: Problem, best: "GemmConfig", sms: int = 132) -> "GemmConfig":
         """The heuristic default: the Gluon form of the cost model's pick ``best`` (its tile; 128 x 256 pipelined at
         3 stages, 128 x 128 warp-specialised at 5; for a K of at most ``SHORT_K`` 128 x 128 warp-specialised) where
         the space has it, else ``best``. The cost model does not tell the forms apart; on the H100 the Gluon form
         beat the Triton one on every large GEMM measured (bench/kernels/NOTES.md sections 34-35: T1024's fc2 226.7
         against 239.8 us at 128 x 256; T256's fc1 76-79 at 128 x 128, 7 stages, against 87 for the Triton default;
         bert_layer's QKV and fc1 33.0 / 52.8 against 35.7 / 59.7 at 128 x 256). Where the Gluon form does not apply
-        to the task after all (``templates/gemm_tma.py``), the module emits the Triton form of the same config."""
+        to the task after all (``templates/gemm_tma.py``), the module emits the Triton form of the same config.
+
+        Where 192-column tiles (warp-specialised, 4 stages: the result's own buffer still fits beside the ring)
+        leave each SM fewer columns to run than that pick (``wave_columns`` on ``sms``), they are the default: the
+        last wave of a grid of 128 x 128 tiles runs mostly empty where N is 768 (192 tiles on 132 SMs, 128 of
+        128 x 192). On the H100 (section 36) BERT-base's GEMMs at 4096 rows ran so 25.4 / 14.7 / 33.1 us against
+        27.4 / 17.1 / 37.9 (QKV, O, fc2), the layer 0.1597 ms against 0.1673; T256's fc2 64.4 against 72.7."""
+        chosen = GemmConfig._gluon_pick(p, best)
+        if not chosen.GLUON or chosen.BM != 128:
+            return chosen
+        wide = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
+        if wide in GemmConfig.gluon_space(p) and \
+                GemmConfig.wave_columns(p, wide, sms) < GemmConfig.wave_columns(p, chosen, sms):
+            return wide
+        return chosen
+
+    @staticmethod
+    def _gluon_pick(p: Problem, best: "GemmConfig") -> "GemmConfig":
+        """``gluon_default``'s form of ``best`` before the wave comparison."""
         form = GemmConfig.GLUON_DEFAULT.get((best.BM, best.BN))
         if form is None or best.SPLIT != 1 or best.PER_ITEM or best.BB != 1:
             return best
@@ -769,7 +793,7 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
         # (not the gemv forms tuned only: ``GemvConfig.heuristic``)
         cands = [c for c in cls.space(p) if c.heuristic()]
         best = min(cands, key=lambda c: (round(c.estimate_s(p, gpu) * 1e8), -c.BN, c.SPLIT))
-        return GemmConfig.gluon_default(p, best) if p.template == "gemm" else best
+        return GemmConfig.gluon_default(p, best, gpu.sm_count) if p.template == "gemm" else best
     return cls.default(p, gpu)
 
 

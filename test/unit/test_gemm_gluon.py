@@ -336,6 +336,29 @@ def test_search_space_and_resources():
     assert "GLUON" not in GemmConfig().as_dict() and GemmConfig.from_dict(WS.as_dict()) == WS
 
 
+def test_heuristic_default_widens_tiles_where_a_wave_runs_mostly_empty():
+    """``GemmConfig.gluon_default``: 192-column tiles (warp-specialised, 4 stages) where they leave each SM fewer
+    columns to run (``wave_columns``): N = 768 at 4096 rows is 192 tiles of 128 x 128 on 132 SMs (two waves, the
+    second mostly empty) and 128 of 128 x 192 (one); N = 2304 five waves against three. Where the columns tie
+    (GPT-2's 2048 rows, BERT's fc1) or 192 costs more (T256's fc1: 96 tiles of 128, 64 of 192; a 1024 x 4096
+    GEMM's 128 x 256 tiles) the pick stays."""
+    from kitsune.schedule.configs import default_config
+
+    def pick(M, N, K):
+        c = default_config(Problem("gemm", M=M, N=N, K=K, split_ok=True), "h100")
+        return c.BN, c.GLUON, c.stages
+
+    for shape in ((4096, 2304, 768), (4096, 768, 768), (4096, 768, 3072), (256, 12288, 6144)):
+        assert pick(*shape) == (192, 2, 4), shape
+    for shape in ((4096, 3072, 768), (2048, 2304, 768), (2048, 768, 768), (256, 6144, 12288)):
+        assert pick(*shape) == (128, 2, 5), shape
+    assert pick(1024, 4096, 4096) == (256, 1, 3)
+    wide = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
+    p = Problem("gemm", M=4096, N=768, K=768)
+    assert GemmConfig.wave_columns(p, wide, 132) == 192 and GemmConfig.wave_columns(p, WS, 132) == 256
+    assert wide.gluon_result_buffer(2)  # (its own result buffer beside a 4-stage ring: several tiles a program)
+
+
 def test_result_through_the_ring_when_its_own_buffer_does_not_fit():
     """At 7 stages the ring takes 224 KB: the result's 32 KB buffer does not fit beside it. Where every program
     has one tile, the tile leaves by TMA through the ring's first A slots; where a program has several (the ring
