@@ -242,7 +242,7 @@ def gemm_pipelined_kernel(a_desc, w_desc, c_desc, bias_ptr, M, N, K, EPI: gl.con
 def _ws_load_partition(a_desc, w_desc, a_bufs, w_bufs, ready, empty, M, N, K, GROUP: gl.constexpr,
                        PACK: gl.constexpr):
     """1 warp: fill the ring for every tile of this CTA, in order. PACK 1: W packed in [BN, BK] blocks
-    (``mc_gemm.pack_w``; the compiler's ``PACKS``), block (n, kt) at rows (n k_tiles + kt) BN."""
+    (``pack_w``; the compiler's ``PACKS``), block (n, kt) at rows (n k_tiles + kt) BN."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = w_desc.block_type.shape[0]

@@ -276,7 +276,8 @@ class GemmConfig(Config):
         leave each SM fewer columns to run than that pick (``wave_columns`` on ``sms``), they are the default: the
         last wave of a grid of 128 x 128 tiles runs mostly empty where N is 768 (192 tiles on 132 SMs, 128 of
         128 x 192). On the H100 (section 36) BERT-base's GEMMs at 4096 rows ran so 25.4 / 14.7 / 33.1 us against
-        27.4 / 17.1 / 37.9 (QKV, O, fc2), the layer 0.1597 ms against 0.1673; T256's fc2 64.4 against 72.7."""
+        27.4 / 17.1 / 37.9 (QKV, O, fc2), the layer 0.1612 ms against 0.1679 (T256's fc2, tuned: 128 x 192 at 5
+        stages 64.4 against 72.7 for 128 x 256)."""
         chosen = GemmConfig._gluon_pick(p, best)
         if not chosen.GLUON or chosen.BM != 128:
             return chosen

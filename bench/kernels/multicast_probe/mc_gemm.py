@@ -53,7 +53,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gluon_gemm_probe import _erf, _Watchdog  # noqa: E402  (bench/kernels/gluon_gemm_probe.py)
+from gluon_gemm_probe import _erf, _Watchdog, pack_w  # noqa: E402  (bench/kernels/gluon_gemm_probe.py)
 
 KERNEL_NAME = "mc_gemm_kernel"
 EPI_NONE, EPI_BIAS, EPI_BIAS_GELU = 0, 1, 2
@@ -118,8 +118,9 @@ def _issue(a_desc, w_desc, a_bufs, w_bufs, w1_bufs, bars, step, off_m, off_n, k,
            CN: gl.constexpr, MC: gl.constexpr, KT=0, PACK: gl.constexpr = 0):
     """Load k-step `step`'s A and W tiles into slot step % S: W's first BN - BN1 rows into w_bufs, the rest into
     w1_bufs (shared-memory shapes are powers of two: a 96-row W tile is a 64-row and a 32-row buffer).
-    PACK 1: W is packed piece by piece (``pack_w``: the [PW, BK] block of piece q at k-step j is rows
-    (q KT + j) PW .. + PW of a [N / PW * KT * PW, BK] matrix), so each block is PW * 128 contiguous bytes."""
+    PACK 1: W is packed piece by piece (``gluon_gemm_probe.pack_w``: the [PW, BK] block of piece q at k-step j
+    is rows (q KT + j) PW .. + PW of a [N / PW * KT * PW, BK] matrix), so each block is PW * 128 contiguous
+    bytes."""
     s = step % S
     bar = bars.index(s)
     mbarrier.expect(bar, BM * a_desc.block_type.shape[1] * 2 + BN * w_desc.block_type.shape[1] * 2, pred=pred)
@@ -621,17 +622,6 @@ def split_width(cfg):
     if BN // WP < CM:
         raise ValueError(f"BN {BN} in pieces of {WP} does not share out over {CM} CTAs")
     return BN1, WP
-
-
-def pack_w(w, PW, BK):
-    """W [N, K] packed for PACK 1: zero-padded to whole [PW, BK] blocks, block (q, j) (rows q PW.., columns j BK..)
-    stored as rows (q KT + j) PW .. + PW of a [N' / PW * KT * PW, BK] matrix."""
-    import torch
-    N, K = w.shape
-    Np, Kp = -(-N // PW) * PW, -(-K // BK) * BK
-    wp = torch.zeros(Np, Kp, dtype=w.dtype, device=w.device)
-    wp[:N, :K] = w
-    return wp.view(Np // PW, PW, Kp // BK, BK).permute(0, 2, 1, 3).contiguous().view(-1, BK)
 
 
 def name(c):

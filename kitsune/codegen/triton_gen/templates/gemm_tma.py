@@ -129,9 +129,8 @@ class GemmTmaGen:
         that no other stage reads, not a view, reordered or written, that this stage reads only as its weight, and
         whose K steps the work items cover exactly (``covered``: a step past K would read the next block where
         the row-major form reads TMA's zeros). None where not, or with ``KITSUNE_PACK=0`` (``TritonGen``). The
-        runtime packs it
-        at upload (``PACKS``, ``packed``): zero-padded to whole [BN, BK] blocks, block (column block c, K step j)
-        as rows ``(c KW + j) BN ..`` of a [-1, BK] matrix."""
+        runtime packs it at upload (``PACKS``, ``packed``): zero-padded to whole [BN, BK] blocks, block (column
+        block c, K step j) as rows ``(c KW + j) BN ..`` of a [-1, BK] matrix."""
         plan, st = self.g.gen.plan, self.st
         name = st.args.get(lay.w)
         t = plan.tensors.get(name) if name else None
