@@ -103,13 +103,15 @@ def test_gpt2_like_stack_in_dataflow_mode_is_no_larger_than_bulk_sync():
 
 
 def test_temporal_kernels_of_identical_layers_share_one_function():
-    """d=64, 16 tokens: each layer's MLP is a temporal kernel (a stage waits on its producer stage's counter).
-    Its counters count from the kernel's ticket, so both layers' kernels are one function (before: two, their
-    counter indices and watchdog codes differed), each with its own counters; the program computes the model,
-    twice (the second launch's epoch)."""
+    """d=64, 16 tokens, three layers: each layer's MLP is a temporal kernel (a stage waits on its producer stage's
+    counter); the last layer's also runs the final LayerNorm. Its counters count from the kernel's ticket, so the
+    first two layers' kernels are one function (before: two, their counter indices and watchdog codes differed),
+    each with its own counters; the program computes the model, twice (the second launch's epoch). (With two
+    layers and the attention default of 2026-11-27 the placement makes the MLPs, not the attentions, the
+    temporal kernels: the two differ by the final LayerNorm.)"""
     import kitsune
 
-    model, ids = _model(64, 2, 16)
+    model, ids = _model(64, 2, 16, layers=3)
     cm = kitsune.compile(model, (ids,), mode="dataflow", device="cpu", cache=False)
     mod = cm.program.module
     waiting = sorted({kernel for kernel, _, _ in mod.WAITS}, key=lambda k: int(k[1:]))
