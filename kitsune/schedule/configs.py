@@ -278,18 +278,18 @@ class GemmConfig(Config):
         128 x 192). On the H100 (section 36) BERT-base's GEMMs at 4096 rows ran so 25.4 / 14.7 / 33.1 us against
         27.4 / 17.1 / 37.9 (QKV, O, fc2), the layer 0.1612 ms against 0.1679 (T256's fc2, tuned: 128 x 192 at 5
         stages 64.4 against 72.7 for 128 x 256)."""
-        chosen = GemmConfig._gluon_pick(p, best)
+        space = GemmConfig.gluon_space(p)
+        chosen = GemmConfig._gluon_pick(p, best, space)
         if not chosen.GLUON or chosen.BM != 128:
             return chosen
         wide = GemmConfig(BM=128, BN=192, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
-        if wide in GemmConfig.gluon_space(p) and \
-                GemmConfig.wave_columns(p, wide, sms) < GemmConfig.wave_columns(p, chosen, sms):
+        if wide in space and GemmConfig.wave_columns(p, wide, sms) < GemmConfig.wave_columns(p, chosen, sms):
             return wide
         return chosen
 
     @staticmethod
-    def _gluon_pick(p: Problem, best: "GemmConfig") -> "GemmConfig":
-        """``gluon_default``'s form of ``best`` before the wave comparison."""
+    def _gluon_pick(p: Problem, best: "GemmConfig", space: list["GemmConfig"]) -> "GemmConfig":
+        """``gluon_default``'s form of ``best`` (``space``: ``gluon_space(p)``) before the wave comparison."""
         form = GemmConfig.GLUON_DEFAULT.get((best.BM, best.BN))
         if form is None or best.SPLIT != 1 or best.PER_ITEM or best.BB != 1:
             return best
@@ -300,9 +300,9 @@ class GemmConfig(Config):
             # QKV 27.9 against 33.0 us, fc1 47.8 against 52.8, O 17.3 against 16.6; the layer 0.1661 against 0.1794
             # ms on an H200, gpt2 even)
             short = replace(cand, BN=128, GLUON=2, stages=5)
-            if short in GemmConfig.gluon_space(p):
+            if short in space:
                 return short
-        return cand if cand in GemmConfig.gluon_space(p) else best
+        return cand if cand in space else best
 
     @staticmethod
     def gluon_space(p: Problem) -> list["GemmConfig"]:

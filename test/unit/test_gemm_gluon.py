@@ -35,6 +35,7 @@ from kitsune.codegen.triton_gen import generate_triton
 from kitsune.codegen.triton_gen.templates.gemm_tma import GemmTmaGen
 from kitsune.schedule.configs import GemmConfig, Problem
 from test_templates import linear_module, lower_forced, matmul_module, run  # noqa: E402
+from test_triton_codegen import load_generated  # noqa: E402
 
 WS = GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=4, GLUON=2)
 PIPE = GemmConfig(BM=128, BN=256, BK=64, GROUP_M=8, SPLIT=1, warps=8, stages=3, GLUON=1)
@@ -87,18 +88,6 @@ def param_weight(text: str, label: str = "fc.weight") -> str:
                   count=1)
 
 
-def load_runtime(src: str, tmp_path, name: str):
-    """The generated module's host side (``packed``, ``allocate``): imported, not run."""
-    import importlib.util
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("cfg", [WS, WIDE], ids=["ws-128", "ws-192"])
 def test_packed_weight_blocks_where_the_loads_look(tmp_path, cfg):
     """A parameter weight [300, 200] (tails in N and K) read only as this linear's W: ``PACKS`` names it, W's
@@ -119,7 +108,7 @@ def test_packed_weight_blocks_where_the_loads_look(tmp_path, cfg):
     assert [d for d, _ in loads] == ["_dw", "_dw1"][:len(parts)], loads
     cvar = re.search(r"\(\((c\d+)\) \* 4 \+", loads[0][1]).group(1)
     w = torch.randn(300, 200)
-    pw = load_runtime(src, tmp_path, f"pack_{BN}").packed(w, BN, 64)
+    pw = load_generated(src, tmp_path, f"pack_{BN}").packed(w, BN, 64)  # (its host side only: ``packed``)
     assert tuple(pw.shape) == (rows, 64)
     wpad = torch.zeros(-(-300 // BN) * BN, KW * 64)
     wpad[:300, :200] = w

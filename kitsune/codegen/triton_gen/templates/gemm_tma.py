@@ -36,7 +36,7 @@ the module emits the Triton form of the same config.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.blocks import Blocks
@@ -59,6 +59,14 @@ LOADER_REGS = 24  # registers of the loader partition's warp (setmaxnreg)
 BK_TMA = 64  # 128 bytes of a 16-bit type: one swizzle span
 
 
+class Packing(NamedTuple):
+    """W uploaded packed (``GemmTmaGen.packing``): its tensor, its K steps of ``BK``, the packed matrix's rows."""
+
+    tensor: str
+    k_steps: int
+    rows: int
+
+
 class GemmTmaGen:
     def __init__(self, g: "StageGen"):
         self.g, self.st, self.b, self.ev = g, g.stage, g.b, g.ev
@@ -77,7 +85,7 @@ class GemmTmaGen:
         self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}``
         self.cplace: dict[str, str] = {}  # output -> where its buffers are (``result_buffer``)
         self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
-        self.pack: tuple[str, int, int] | None = None  # (W's tensor, K steps of W, packed rows) where W is packed
+        self.pack: Packing | None = None  # where W is uploaded packed
 
     def fail(self, why: str):
         raise CodegenError(f"{fmt_loc(self.st.op)}stage \"{self.st.name}\": Gluon gemm: {why}")
@@ -124,8 +132,8 @@ class GemmTmaGen:
             self.fail("a row pitch that is not 16-byte aligned")
         return lay
 
-    def packing(self, lay, covered: int) -> tuple[str, int, int] | None:
-        """(W's tensor, its K steps, the packed matrix's rows) where W may be uploaded packed: a ``[n, k]`` parameter
+    def packing(self, lay, covered: int) -> Packing | None:
+        """Where W may be uploaded packed: a ``[n, k]`` parameter
         that no other stage reads, not a view, reordered or written, that this stage reads only as its weight, and
         whose K steps the work items cover exactly (``covered``: a step past K would read the next block where
         the row-major form reads TMA's zeros). None where not, or with ``KITSUNE_PACK=0`` (``TritonGen``). The
@@ -144,7 +152,7 @@ class GemmTmaGen:
             return None
         if any(name in s.args.values() for k in plan.kernels for s in k.stages if s is not st):
             return None
-        return name, KW, -(-lay.N // self.BN) * KW * self.BN
+        return Packing(name, KW, -(-lay.N // self.BN) * KW * self.BN)
 
     def host_desc(self, name: str, tensor: str, shape, block, dt: str) -> str:
         """``gluon_text.host_descriptor`` of the row-major matrix ``tensor``."""
@@ -165,7 +173,7 @@ class GemmTmaGen:
         adt = dtype_key(lay.a.type.get_element_type())
         out.append(self.host_desc("_da", st.args[lay.a], [M, K], [BM, BK], adt))
         if self.pack:  # (``packing``: W's blocks as rows of a [rows, BK] matrix)
-            out += [host_descriptor(self.g, f"_dw{x}", self.pack[0], [self.pack[2], BK], [BK, 1], wb, adt)
+            out += [host_descriptor(self.g, f"_dw{x}", self.pack.tensor, [self.pack.rows, BK], [BK, 1], wb, adt)
                     for x, wb in wblocks]
         else:
             out += [self.host_desc(f"_dw{x}", st.args[lay.w], wshape, wb, adt) for x, wb in wblocks]
@@ -194,7 +202,7 @@ class GemmTmaGen:
                 f"_abuf.index({s}){p})", depth)
         for sfx, off in (("", ""), ("1", f" + {self.BN0}")) if self.BN1 else (("", ""), ):
             if self.pack:  # the block of column block cn at K step k / BK, its part from row ``off`` on
-                wc = f"[(({cn}) * {self.pack[1]} + ({k}) // {self.BK}) * {self.BN}{off}, 0]"
+                wc = f"[(({cn}) * {self.pack.k_steps} + ({k}) // {self.BK}) * {self.BN}{off}, 0]"
             else:
                 wc = f"[{cn} * {self.BN}{off}, {k}]" if lay.w_nk else f"[{k}, {cn} * {self.BN}{off}]"
             em.emit(f"tma.async_copy_global_to_shared(_dw{sfx}, {wc}, _ready.index({s}), _wbuf{sfx}.index({s}){p})",
@@ -494,7 +502,7 @@ class GemmTmaGen:
         head = g.body_text()[:1]
         names = [st.args[lay.a], st.args[lay.w]]
         if self.pack:  # (committed by the module once the Gluon text is made: ``TritonGen._gluon_stage``)
-            g.packs[self.pack[0]] = (self.BN, self.BK)
+            g.packs[self.pack.tensor] = (self.BN, self.BK)
         if self.form == 1:
             return head + pre + mma + lines, [], names
         ring = "_da, _dw, _abuf, _wbuf, _ready, _empty" + (", _dw1, _wbuf1" if self.BN1 else "")
