@@ -726,6 +726,14 @@ CONFIG_SETS = {
         _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2), _c(128, 192, 5, 8, 1, 1, WS=1, DIRECT=2, PACK=1),
         _c(128, 128, 6, 8, 1, 1, WS=1, PACK=1), _c(128, 256, 4, 8, 1, 1, SYNC=0),
     ],
+    # session 34: T256 fc1's 128 tiles of 128 x 96 (64 + 32 columns) with W packed, and with W shared by multicast
+    # over 2 x 1 clusters (cuBLAS's launch: 2-CTA clusters of 128 x 96 tiles); section 34's 96-column tile ran
+    # before packing, its multicast only shared A
+    "w96pack": [
+        _c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2, PACK=1), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2, PACK=1),
+        _c(128, 96, 8, 8, 2, 1, WS=1, DIRECT=2, PACK=1), _c(128, 96, 7, 8, 2, 1, WS=1, PACK=1),
+        _c(128, 96, 8, 8, 2, 1, WS=1, DIRECT=2), _c(128, 128, 7, 8, 2, 1, WS=1, DIRECT=2, PACK=1),
+    ],
     # call B: ncu of the shipped T256 fc1 form and the 96-column one, beside cuBLAS's kernel
     "ncu": [_c(128, 128, 7, 8, 1, 1, WS=1, DIRECT=2), _c(128, 96, 8, 8, 1, 1, WS=1, DIRECT=2)],
 }
