@@ -169,6 +169,34 @@ def _row_operand(op: Operation, idx: int) -> bool:
     return op_class(op) == "contraction" and access_relation(op, idx) == "rows"
 
 
+def _permuted_row_dim(ops: Sequence[Operation], res: SSAValue) -> int | None:
+    """The dim of ``res`` that the last dim of a row op among ``ops`` (a norm over its trailing dim) becomes
+    through the permutes and same-shape elementwise ops that lead from the op's result to ``res`` (ConvNeXt's
+    LayerNorm over channels: permute to channels-last, norm, permute back), or None. A tile with that dim whole
+    computes each row's statistics once; the default tile of the result's last two dims would cut the rows and
+    recompute them per element."""
+    rows = [o for o in ops if isinstance(o, GOp) and row_wise(o) and last_dim_row_op(o) and len(o.results) == 1]
+    if len(rows) != 1:
+        return None
+    v = rows[0].results[0]
+    d = len(_shape(v)) - 1
+    members = set(ops)
+    for _ in range(16):
+        if v is res:
+            return d
+        uses = [u.operation for u in v.uses if u.operation in members]
+        if len(uses) != 1 or not isinstance(uses[0], GOp) or len(uses[0].results) != 1:
+            return None
+        o = uses[0]
+        if o.OPDEF.name == "permute":
+            perm = [p % len(_shape(v)) for p in o.attrs()["perm"]]
+            d = perm.index(d)
+        elif op_class(o) != "ew" or _shape(o.results[0]) != _shape(v):
+            return None
+        v = o.results[0]
+    return None
+
+
 def _est(ops: Sequence[Operation], tiles: int | None = None, launch: bool = True):
     """The cost model's estimate of ``ops`` as one kernel (a local roofline if kitsune.cost is missing)."""
     try:
@@ -744,6 +772,14 @@ class _Former:
                         ins.append(v)
             kind = self.kind(g)
             tile = self.tile_for(_shape(res[0]), g.rows)
+            rd = _permuted_row_dim(g.ops, res[0])
+            if rd is not None and rd != len(tile) - 1:  # whole rows where a permute put them (a LayerNorm over
+                # NCHW channels)
+                tile = [1] * len(tile)
+                shp = _shape(res[0])
+                tile[rd] = shp[rd]
+                if rd != len(shp) - 1:  # (at most tile_m x tile_n elements where the rows allow)
+                    tile[-1] = max(1, min(shp[-1], self.p.tile_n, self.p.tile_m * self.p.tile_n // max(1, shp[rd])))
             body = Block(arg_types=[v.type for v in ins])
             for v, ba in zip(ins, body.args):
                 ba.name_hint = v.name_hint

@@ -122,6 +122,8 @@ class FuseScattersPass(ModulePass):
             for t in list(g.tasks()):
                 changed = fuse_scatter(t) or changed
             if changed:
+                for t in g.tasks():  # the scatter's readers kept its source and index rows as unread arguments
+                    t.drop_unused_args()
                 legalise_channels(g)
 
 

@@ -29,6 +29,17 @@ another contraction's row band (``chain_bytes``) is the task's anchor path. A la
 anchor (a concat) is no such path: Inception's first 1x1 convolution, fused into the
 concat of the four branches, was recomputed for every channel of the concat.
 
+**Contractions with no template where they are.** A contraction off the anchor path whose result reaches the
+task's results through layout and elementwise ops only (ViT's patch embedding: a convolution flattened,
+transposed and joined to the class token), or that a norm reads across its rows (ConvNeXt's channel LayerNorm
+after a convolution, through a permute), has no template there: the evaluator computes it one multiply-add at a
+time, for a norm once per statistic. From ``viewed_flops`` of work on it moves out into a task of its own, whose
+template then runs it.
+
+**Norms transposed into a contraction.** A normalisation that reaches the task's anchor contraction through
+a permute of the dim it normalises (MLP-Mixer's token mixing) would have its statistics recomputed by every
+tile, for every K chunk: it moves out into a task of its own.
+
 **Reductions re-read per column tile.** A reduction feeding a contraction (a global average pool before a
 classifier) is evaluated by every column tile of the contraction: when it reads far more than it produces and
 those re-reads add up to megabytes (``recomputed_reduction``), it moves out the same way.
@@ -128,29 +139,163 @@ def _keeps_rows(task: df.TaskOp, anchor) -> bool:
 def small_contraction(task: df.TaskOp, ratio: int = 4):
     """A contraction of ``task`` off its anchor path whose result is ``ratio`` times smaller than result #0."""
     from kitsune.dialects.graph import GraphOp as GOp
-    from kitsune.schedule.select import anchor_of
 
-    anchor, _ = anchor_of(task)
     ops = [o for o in task.body.blocks.first.ops if isinstance(o, GOp)]
     if not task.outs:
         return None
     big = math.prod(tensor_shape(task.outs[0].type)) or 1
-    on_path = set()
-    y = task.yield_op()
-    stack = [y.operands[0].owner] if y.operands else []
-    while stack:  # the anchor and everything it reads through: a GEMM chain's contractions stay
-        o = stack.pop()
-        if not isinstance(o, GOp) or o in on_path:
-            continue
-        on_path.add(o)
-        if o.OPDEF.category in ("elementwise",) or o is anchor and _keeps_rows(task, o):
-            stack += [v.owner for v in o.operands]
+    on_path = _anchor_path(task)  # the anchor and everything it reads through: a GEMM chain's contractions stay
     for o in ops:
         if o.OPDEF.category != "contraction" or o in on_path:
             continue
         if math.prod(tensor_shape(o.results[0].type)) * ratio <= big:
             return _with_epilogue(o)
     return None
+
+
+def _anchor_path(task: df.TaskOp) -> set:
+    """The ops of ``task`` its result #0 comes from through elementwise ops and the anchor (when the anchor reads
+    its operands once per tile: ``_keeps_rows``): a contraction there is the task's own."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.select import anchor_of
+
+    anchor, _ = anchor_of(task)
+    on_path = set()
+    y = task.yield_op()
+    stack = [y.operands[0].owner] if y.operands else []
+    while stack:
+        o = stack.pop()
+        if not isinstance(o, GOp) or o in on_path:
+            continue
+        on_path.add(o)
+        if o.OPDEF.category in ("elementwise",) or o is anchor and _keeps_rows(task, o):
+            stack += [v.owner for v in o.operands]
+    return on_path
+
+
+def _needs_own_task(task: df.TaskOp, op) -> bool:
+    """Whether contraction ``op``, off the anchor path of ``task``, is better off in a task of its own: every use
+    of its result reaches the task's results through layout and elementwise ops (nothing re-reads it), one of
+    them a layout op other than a slice (slices of a contraction combined elementwise are the sliced gemv's: a
+    decode step's gate / up projection, ``select.sliced_gemv``); or a normalisation or reduction reads it that
+    does not run in its epilogue (``select.row_epilogue_contraction``: ConvNeXt's LayerNorm over the channels
+    of a convolution, through a permute, evaluated the convolution anew for each of its statistics). A
+    contraction or gather downstream leaves it where it is (a GEMM chain's, a gathered projection's)."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.select import row_epilogue_contraction
+
+    y = task.yield_op()
+    stack, seen, viewed, read = [op.results[0]], set(), False, False
+    while stack:
+        v = stack.pop()
+        for u in v.uses:
+            o = u.operation
+            if o is y or o in seen:
+                continue
+            seen.add(o)
+            if not isinstance(o, GOp) or len(o.results) != 1:
+                return False
+            cat = o.OPDEF.category
+            if cat in ("normalization", "reduction") and _reduces(o):
+                if row_epilogue_contraction(o) is op:
+                    return False
+                read = True
+            elif cat == "layout":
+                viewed = viewed or o.OPDEF.name != "slice"
+            elif cat != "elementwise" and not (cat == "normalization" and not _reduces(o)):
+                return False
+            stack.append(o.results[0])
+    return viewed or read
+
+
+def _reduces(op) -> bool:
+    """Whether ``op``'s comprehension combines values of several positions (a LayerNorm's statistics), unlike an
+    inference BatchNorm, a per-channel affine map that a convolution's epilogue runs as it is."""
+    from kitsune.schedule.roles import op_program
+
+    got = op_program(op)
+    return got is None or any(st.op != "=" for st in got[2].stmts)
+
+
+def viewed_contraction(task: df.TaskOp, min_flops: float = 16e6):
+    """A contraction of ``task`` off its anchor path that has no template where it is (``_needs_own_task``: the
+    task's results view it, or a norm reads it across its rows), with at least ``min_flops`` of work: the
+    evaluator would compute it one multiply-add at a time (ViT's patch embedding, a 16 x 16 convolution of
+    stride 16 flattened, transposed and joined to the class token: 1.1 ms on the H100 at batch 8; ConvNeXt's
+    stem and downsampling convolutions under their channel LayerNorms: 101 ms). As a task of its own it gets a
+    template, for one write and read of its result."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.roles import roles_of
+
+    if not task.outs:
+        return None
+    on_path = _anchor_path(task)
+    for o in task.body.blocks.first.ops:
+        if not isinstance(o, GOp) or o.OPDEF.category != "contraction" or o in on_path or len(o.results) != 1:
+            continue
+        r = roles_of(o)  # its result one sum of products of two factors (a GEMM, a convolution; not an attention)
+        if r is None or r.reduce_op != "+=" or len(r.factors) != 2 or len(r.program.stmts) > 2 \
+                or 2 * math.prod(r.ext.values()) < min_flops:
+            continue
+        if _needs_own_task(task, o):
+            return _with_epilogue(o)
+    return None
+
+
+def transposed_norm(task: df.TaskOp):
+    """A normalisation of ``task`` (not its anchor) that reaches the task's anchor contraction through a permute
+    moving its last dim, the dim it normalises (MLP-Mixer's token mixing: LayerNorm over channels, transposed,
+    then a linear over tokens). The contraction's tiles then cut across its rows: every tile recomputed the
+    statistics of the rows it touches, for every K chunk (55 us on the H100 for Mixer-B/16's 1.2 M values at
+    batch 8, its GEMM 9 us). As a task of its own it is computed once."""
+    from kitsune.dialects.graph import GraphOp as GOp
+    from kitsune.schedule.select import anchor_of
+
+    anchor, _ = anchor_of(task)
+    if anchor is None or anchor.OPDEF.category != "contraction":
+        return None
+    for o in task.body.blocks.first.ops:
+        if isinstance(o, GOp) and o is not anchor and o.OPDEF.category == "normalization" and len(o.results) == 1 \
+                and _permutes_last_dim_into(o.results[0], anchor):
+            return o
+    return None
+
+
+def _permutes_last_dim_into(v, anchor, depth: int = 16) -> bool:
+    """Whether ``v`` reaches ``anchor`` through layout and elementwise ops, one of them a permute that moves
+    the last dim."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    if depth == 0:
+        return False
+    for u in v.uses:
+        o = u.operation
+        if o is anchor or not isinstance(o, GOp) or len(o.results) != 1:
+            continue
+        if o.OPDEF.category == "layout" and o.OPDEF.name == "permute":
+            perm = list(o.attrs().get("perm", []))
+            if perm and perm[-1] % len(perm) != len(perm) - 1 and _reaches(o.results[0], anchor, depth - 1):
+                return True
+        if o.OPDEF.category in ("layout", "elementwise") and _permutes_last_dim_into(o.results[0], anchor,
+                                                                                    depth - 1):
+            return True
+    return False
+
+
+def _reaches(v, anchor, depth: int) -> bool:
+    """Whether ``v`` flows into ``anchor`` through layout and elementwise ops."""
+    from kitsune.dialects.graph import GraphOp as GOp
+
+    if depth == 0:
+        return False
+    for u in v.uses:
+        o = u.operation
+        if o is anchor:
+            return True
+        if isinstance(o, GOp) and o.OPDEF.category in ("layout", "elementwise") and len(o.results) == 1 \
+                and _reaches(o.results[0], anchor, depth - 1):
+            return True
+    return False
 
 
 def recomputed_reduction(task: df.TaskOp, min_bytes: int = 4 << 20, tile_n: int = 128):
@@ -266,7 +411,10 @@ def isolate_op(task: df.TaskOp, op, kind: str = "contraction") -> df.TaskOp:
     named = _contraction_epilogue(op) if kind == "contraction" else None
     name = f"{(named or op).name.split('.')[1]}_{task.task_name}"
     shape = tensor_shape(op.results[0].type)
-    new = df.TaskOp(name, kind, list(task.operands), [op.results[0].type], default_tile(shape), region)
+    tile = default_tile(shape)
+    if kind == "reduction" and tile:  # a norm: whole rows, as form-regions tiles its row groups
+        tile[-1] = max(1, shape[-1])
+    new = df.TaskOp(name, kind, list(task.operands), [op.results[0].type], tile, region)
     block = task.parent_block()
     block.insert_op_before(new, task)
     ch = df.ChannelOp(new.results[0], "all")
@@ -396,6 +544,9 @@ class MaterializePass(ModulePass):
     reread_bytes: int = 4 << 20
     """A reduction feeding a contraction moves out when the contraction's column tiles would re-read this many
     bytes of its input (``recomputed_reduction``)."""
+    viewed_flops: float = 16e6
+    """A contraction off the anchor path whose result the task's results only view moves out from this much work
+    on (``viewed_contraction``)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from kitsune.passes.choose_schedules import legalise_channels
@@ -408,6 +559,16 @@ class MaterializePass(ModulePass):
                     op_ = small_contraction(t, self.ratio)
                     if op_ is not None:
                         isolate_op(t, op_)
+                        changed = True
+                for t in list(g.tasks()):
+                    op_ = viewed_contraction(t, self.viewed_flops)
+                    if op_ is not None:
+                        isolate_op(t, op_)
+                        changed = True
+                for t in list(g.tasks()):
+                    op_ = transposed_norm(t)
+                    if op_ is not None:
+                        isolate_op(t, op_, kind="reduction")
                         changed = True
                 for t in list(g.tasks()):
                     op_ = recomputed_reduction(t, self.reread_bytes)
@@ -429,4 +590,4 @@ class MaterializePass(ModulePass):
                     legalise_channels(g)
 
 
-__all__ = ["MaterializePass", "split_task", "contraction_behind_views", "recomputed_reduction", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]
+__all__ = ["MaterializePass", "split_task", "contraction_behind_views", "viewed_contraction", "transposed_norm", "recomputed_reduction", "scatter_to_isolate", "prepare_scatter", "untiled", "default_tile", "small_contraction", "isolate_op"]

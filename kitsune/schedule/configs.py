@@ -492,6 +492,9 @@ class ScatterConfig(Config):
 
     @staticmethod
     def space(p: Problem) -> list["ScatterConfig"]:
+        if p.N == 1:  # one value a source row (index_add into a vector): long blocks of rows, one lane each
+            return [ScatterConfig(BJ=bj, BD=1, SPLIT=math.ceil(p.K / bj), warps=4)
+                    for bj in (256, 512, 1024, 2048) if bj <= max(256, _pow2_ge(p.K))]
         out = []
         for BD in (64, 128, 256):
             if BD > max(64, _pow2_ge(p.N)):
@@ -505,7 +508,13 @@ class ScatterConfig(Config):
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "ScatterConfig":
         """Whole rows up to 256 columns, BJ so that a block is 8192 elements, halved while the grid has fewer
-        than four work items per SM (a scatter is latency-bound: atomics in flight decide its speed)."""
+        than four work items per SM (a scatter is latency-bound: atomics in flight decide its speed); one value
+        a source row (``N = 1``): blocks of 1024 rows, halved down to 128 likewise."""
+        if p.N == 1:
+            BJ = max(128, min(1024, _pow2_ge(p.K)))
+            while BJ > 128 and math.ceil(p.K / BJ) * p.batch < 4 * gpu.sm_count:
+                BJ //= 2
+            return ScatterConfig(BJ=BJ, BD=1, SPLIT=math.ceil(p.K / BJ), warps=4)
         BD = min(256, max(16, _pow2_ge(p.N)))
         BJ = max(16, min(128, 8192 // BD, _pow2_ge(p.K)))
         while BJ > 16 and math.ceil(p.K / BJ) * math.ceil(p.N / BD) * p.batch < 4 * gpu.sm_count:

@@ -209,8 +209,9 @@ def _zero_constant(v) -> bool:
 
 def scatter_form(op: GOp, assign: bool = False) -> tuple[Roles, object] | None:
     """(roles, the start operand) of an op whose program is ``Y[D] = X[D]; Y[..I[j]..] += f`` with the
-    scatter's other indices plain variables and the last index plain (index_add): what the scatter template
-    pushes; None for anything else. ``assign``: ``Y[..I[j]..] = f`` of an op marked ``in_place`` instead (an
+    scatter's other indices plain variables and the last index plain (index_add), or every index scattered
+    (``index_add`` into a vector: a graph's degree count): what the scatter template pushes; None for anything
+    else. ``assign``: ``Y[..I[j]..] = f`` of an op marked ``in_place`` instead (an
     ``index_copy`` into a buffer's own storage, ``kitsune-inplace-updates``): the template stores the slices."""
     from kitsune.semantics.comprehension import Access, Affine, Indirect
 
@@ -231,8 +232,8 @@ def scatter_form(op: GOp, assign: bool = False) -> tuple[Roles, object] | None:
             continue
         if not (isinstance(ix, Affine) and len(ix.terms) == 1 and ix.terms[0][1] == 1 and not ix.const):
             return None
-    if isinstance(sc.lhs.indices[-1], Indirect):
-        return None
+    if isinstance(sc.lhs.indices[-1], Indirect) and not all(isinstance(ix, Indirect) for ix in sc.lhs.indices):
+        return None  # (a scattered last dim after plain ones: its rows are not the template's [rows, columns])
     inst = op_program_inputs(op)
     if inst is None or "X" not in inst:
         return None
@@ -264,7 +265,7 @@ def scatter_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
     plain = [ix.terms[0][0] for ix in sc.lhs.indices if not isinstance(ix, Indirect)]
     jv = r.vars("scatter")
     J = math.prod(r.ext[v] for v in jv)
-    D = r.ext[plain[-1]]
+    D = r.ext[plain[-1]] if plain else 1  # (no plain dim: one value a source row)
     B = math.prod(r.ext[v] for v in plain[:-1]) if len(plain) > 1 else 1
     eb = elem_bytes(anchor.results[0].type)
     p = Problem("scatter", M=math.prod(n for ix, n in zip(sc.lhs.indices, shape) if isinstance(ix, Indirect)),
