@@ -1,0 +1,84 @@
+"""MobileNetV2 (Sandler et al. 2018, torchvision's ``mobilenet_v2`` layout), inference, random weights, written out in
+plain torch so that it needs no torchvision: a model outside the suite for
+``python -m kitsune.bench --workloads bench/models/mobilenet_v2.py``.
+
+Stem Conv 3x3 stride 2 to 32 channels + BN + ReLU6; 17 inverted-residual blocks from the paper's table
+(t, c, n, s) = (1,16,1,1), (6,24,2,2), (6,32,3,2), (6,64,4,2), (6,96,3,1), (6,160,3,2), (6,320,1,1), each a 1x1 expand
++ BN + ReLU6 (skipped when t = 1), a 3x3 depthwise conv + BN + ReLU6 and a 1x1 projection + BN, with a residual when
+the stride is 1 and the channels match; 1x1 conv to 1280 + BN + ReLU6, global average pool, Linear(1280, classes).
+Dropout is left out (identity at inference).
+
+``make_model``: width 1.0, 1000 classes, batch 32 at 224 x 224 (about 3.5 M parameters, 0.3 GMAC per image);
+``small``: width multiplier 0.25 (every channel count, the last 1280 included, divided by 4 with a floor of 8),
+10 classes, batch 2 at 32 x 32, for the CPU (Triton's interpreter).
+"""
+
+import torch
+from torch import nn
+
+CFG = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+
+
+def _conv_bn(cin: int, cout: int, k: int, stride: int = 1, groups: int = 1, act: bool = True):
+    layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+    if act:
+        layers.append(nn.ReLU6())
+    return nn.Sequential(*layers)
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int, t: int):
+        super().__init__()
+        hidden = cin * t
+        layers = [] if t == 1 else [_conv_bn(cin, hidden, 1)]
+        layers += [_conv_bn(hidden, hidden, 3, stride, groups=hidden), _conv_bn(hidden, cout, 1, act=False)]
+        self.conv = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.conv(x)
+        return x + y if self.residual else y
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self, width: float = 1.0, classes: int = 1000):
+        super().__init__()
+
+        def ch(c):
+            return max(8, int(c * width))
+
+        cin = ch(32)
+        layers = [_conv_bn(3, cin, 3, 2)]
+        for t, c, n, s in CFG:
+            cout = ch(c)
+            for i in range(n):
+                layers.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
+                cin = cout
+        last = ch(1280)
+        layers.append(_conv_bn(cin, last, 1))
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Linear(last, classes)
+
+    def forward(self, x):
+        return self.classifier(self.features(x).mean(dim=(2, 3)))
+
+
+def _build(width: float, classes: int, batch: int, size: int, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
+    m = MobileNetV2(width, classes)
+    for mod in m.modules():  # running statistics of a trained net, not the identity of a fresh one
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.1, 0.1)
+            mod.running_var.uniform_(0.5, 1.5)
+            mod.weight.data.uniform_(0.5, 1.5)
+            mod.bias.data.uniform_(-0.1, 0.1)
+    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+
+
+def make_model(seed: int = 0):
+    return _build(1.0, 1000, 32, 224, seed)
+
+
+def small(seed: int = 0):
+    return _build(0.25, 10, 2, 32, seed)
