@@ -37,6 +37,12 @@ def _convert_graph_to_dataflow():
     return ConvertGraphToDataflowPass
 
 
+def _kitsune_flatten_rows():
+    from kitsune.passes.flatten_rows import FlattenRowsPass
+
+    return FlattenRowsPass
+
+
 def _kitsune_hoist_row_scale():
     from kitsune.passes.hoist_row_scale import HoistRowScalePass
 
@@ -119,6 +125,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-fuse-copies": _kitsune_fuse_copies,
     "kitsune-fuse-scatters": _kitsune_fuse_scatters,
     "kitsune-hoist-row-scale": _kitsune_hoist_row_scale,
+    "kitsune-flatten-rows": _kitsune_flatten_rows,
     "kitsune-project-gathers": _kitsune_project_gathers,
     "kitsune-merge-siblings": _kitsune_merge_siblings,
     "kitsune-choose-schedules": _kitsune_choose_schedules,

@@ -169,6 +169,16 @@ def _row_operand(op: Operation, idx: int) -> bool:
     return op_class(op) == "contraction" and access_relation(op, idx) == "rows"
 
 
+def _regroups_rows(op: Operation) -> bool:
+    """A reshape that only regroups the leading dims, the last dim kept (``[B, L, N] <-> [B * L, N]``)."""
+    if not isinstance(op, GOp) or op.OPDEF.name != "reshape":
+        return False
+    ins, out = _shape(op.operands[0]), _shape(op.results[0])
+    if len(out) < 2 or len(ins) < 2 or ins[-1] != out[-1]:
+        return False
+    return [d for d in ins[:-1] if d != 1] != [d for d in out[:-1] if d != 1]  # (not unit dims added or dropped)
+
+
 def _permuted_row_dim(ops: Sequence[Operation], res: SSAValue) -> int | None:
     """The dim of ``res`` that the last dim of a row op among ``ops`` (a norm over its trailing dim) becomes
     through the permutes and same-shape elementwise ops that lead from the op's result to ``res`` (ConvNeXt's
@@ -403,6 +413,9 @@ class _Former:
         if cls == "layout":
             if self.merges_columns(g, op):
                 return None  # the template's tile is the contraction's own: the consumer reads through the layout
+            if g.anchor and _regroups_rows(op):
+                return None  # (its leading dims regrouped, ``kitsune-flatten-rows``: the anchor's template tiles
+                # its own result; the consumer reads the rows through the reshape)
             return "layout epilogue"
         if cls == "row" and rel == "rows":
             rd = _shape(op.operands[0])[:-1]

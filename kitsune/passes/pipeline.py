@@ -1,7 +1,8 @@
 """kitsune-pipeline: graph -> gpu_queue in one pass.
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-project-gathers`` and ``kitsune-merge-siblings`` (``merge``),
-``kitsune-hoist-row-scale``, ``kitsune-inplace-updates`` (buffer mutations written into the
+``kitsune-hoist-row-scale``, ``kitsune-flatten-rows`` (row-local regions around a linear over ragged leading dims on
+2-D rows), ``kitsune-inplace-updates`` (buffer mutations written into the
 buffer), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small
 contractions off the anchor path become tasks of their own), ``kitsune-fuse-copies`` (tasks
@@ -74,6 +75,7 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.fuse_scatters import FuseScattersPass
         from kitsune.passes.inplace_updates import InplaceUpdatesPass
         from kitsune.passes.hoist_row_scale import HoistRowScalePass
+        from kitsune.passes.flatten_rows import FlattenRowsPass
         from kitsune.passes.merge_siblings import MergeSiblingsPass
         from kitsune.passes.project_gathers import ProjectGathersPass
 
@@ -86,6 +88,7 @@ class KitsunePipelinePass(ModulePass):
             out.append(MergeSiblingsPass())
         if self.canonicalize:
             out.append(HoistRowScalePass())
+            out.append(FlattenRowsPass())
         out.append(InplaceUpdatesPass())
         out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from xdsl.ir import BlockArgument
+
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes
 from kitsune.dialects.regions import grid_of, tensor_shape
@@ -79,9 +81,11 @@ def anchor_of(task) -> tuple[GOp | None, str]:
 
 def _anchor_rank(v, shape) -> int:
     """Which operand ``anchor_of`` follows first (lowest): 0 an op that is neither elementwise nor a gather,
-    1 elementwise ops over a contraction, 2 a gather, 3 other elementwise ops."""
+    1 elementwise ops over a contraction, 2 a gather or a reshape of a task input, 3 other elementwise ops."""
     op = v.owner
     if not _elementwise(op):
+        if op.OPDEF.category == "layout" and op.OPDEF.name == "reshape" and isinstance(op.operands[0], BlockArgument):
+            return 2  # a task input viewed (its rows regrouped, ``kitsune-flatten-rows``): read as it is
         return 2 if op.OPDEF.category == "gather" else 0
     return 1 if _contraction_behind(v, shape) else 3
 

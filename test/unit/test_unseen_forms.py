@@ -7,6 +7,8 @@ under Triton's interpreter) before and after."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,79 @@ def test_gcn_scatters_end_to_end():
     with torch.no_grad():
         ref = model(*inputs)
     torch.testing.assert_close(cm(*inputs), ref, rtol=1e-4, atol=1e-4)
+
+
+RAGGED_BLOCK = """func.func @main(%x: tensor<2x197x32xf32>, %pos: tensor<1x197x32xf32>, %g: tensor<32xf32>, %beta: tensor<32xf32>,
+    %w1: tensor<64x32xf32>, %b1: tensor<64xf32>, %w2: tensor<32x64xf32>) -> tensor<2x197x32xf32> {
+  %p = graph.add %x, %pos : tensor<2x197x32xf32>, tensor<1x197x32xf32> -> tensor<2x197x32xf32>
+  %n = graph.layer_norm %p, %g, %beta {eps = 1.0e-06} : tensor<2x197x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<2x197x32xf32>
+  %h = graph.linear %n, %w1, %b1 : tensor<2x197x32xf32>, tensor<64x32xf32>, tensor<64xf32> -> tensor<2x197x64xf32>
+  %a = graph.gelu %h : tensor<2x197x64xf32> -> tensor<2x197x64xf32>
+  %o = graph.linear %a, %w2 : tensor<2x197x64xf32>, tensor<32x64xf32> -> tensor<2x197x32xf32>
+  %y = graph.add %p, %o : tensor<2x197x32xf32>, tensor<2x197x32xf32> -> tensor<2x197x32xf32>
+  func.return %y : tensor<2x197x32xf32>
+}"""
+
+
+@pytest.mark.parametrize("tokens, flat", [(197, True), (192, False)])
+def test_flatten_rows(tokens, flat):
+    """ViT's MLP block over 197 tokens: the row-local region (LayerNorm, both linears, GELU, the residual add)
+    runs on [394, n] rows, reshaped once on the way in and once on the way out; the position embedding's add,
+    which broadcasts over the batch only, stays outside. Over 192 tokens (three 64-row tiles a matrix) nothing
+    changes. Meaning is preserved; the linears' tasks get 2-D gemm tiles."""
+    from kitsune.passes.flatten_rows import FlattenRowsPass
+
+    text = RAGGED_BLOCK.replace("197", str(tokens))
+    out = _lowered(text, [FlattenRowsPass()])
+    lin = [o for o in out.walk() if o.name == "graph.linear"]
+    assert all(len(o.results[0].type.get_shape()) == (2 if flat else 3) for o in lin)
+    reshapes = [o for o in out.walk() if o.name == "graph.reshape"]
+    assert len(reshapes) == (2 if flat else 0)
+    adds = [o for o in out.walk() if o.name == "graph.add"]
+    assert sorted(len(o.results[0].type.get_shape()) for o in adds) == ([2, 3] if flat else [3, 3])
+    if flat:
+        low = _lowered(text, [FlattenRowsPass(), FormRegionsPass(), MaterializePass(), ChooseSchedulesPass(db=False)])
+        for t in _tasks(low):
+            if any(o.name == "graph.linear" for o in t.body.blocks.first.ops):
+                assert t.attributes["template"].data == "gemm" and len(t.tile_sizes()) == 2
+
+
+def test_attention_output_read_as_rows_by_the_gluon_gemm():
+    """End to end (code generation only): a ViT-sized attention block over 197 tokens in bf16. The projection
+    after the attention reads the attention's [B, L, H * E] result as [B * L, H * E] rows (a reshape view that
+    form-regions leaves to the reader); the Gluon form takes it through a 2-D descriptor of the attention's own
+    buffer, and the attention keeps its template."""
+    import torch
+    from torch import nn
+
+    from kitsune.codegen.triton_gen import generate_triton
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(256)
+            self.qkv = nn.Linear(256, 768)
+            self.proj = nn.Linear(256, 256)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(self.ln(x)).reshape(b, t, 3, 4, 64).permute(2, 0, 3, 1, 4)
+            a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            return x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+
+    model = Block().to(torch.bfloat16).to("meta")
+    module, _ = import_module(model, (torch.empty(4, 197, 256, dtype=torch.bfloat16, device="meta"),), None,
+                              with_weights=False)
+    KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), module)
+    stages = {o.properties["sym_name"].data if "sym_name" in o.properties else None: o for o in module.walk()
+              if o.name == "gpu_queue.stage"}
+    templates = sorted(o.attributes["template"].data for o in stages.values())
+    assert "attention" in templates and templates.count("gemm") == 2, templates
+    src = generate_triton(module, capacity="ir", gluon=True)
+    att = next(o for o in module.walk() if o.name == "gpu_queue.stage" and o.attributes["template"].data == "attention")
+    kname = att.parent_op().properties["sym_name"].data if "sym_name" in att.parent_op().properties else None
+    # the projection's A descriptor: the attention kernel's result, as 788 rows of 256
+    got = re.findall(r"_da', '(k\d+)_out0', \[788, 256\], \[256, 1\], \[128, 64\]", src)
+    assert got and (kname is None or got[0] == kname), (got, kname)

@@ -118,10 +118,11 @@ class GemmTmaGen:
             self.fail("the anchor is not a row operand times a 2-D weight")
         if tuple(tensor_shape(op.results[0].type)) != D:
             self.fail("the anchor's result is not the tile's matrix")
-        for v, what in ((lay.a, "row operand"), (lay.w, "weight")):
+        self.a_src = self.row_source(lay.a)
+        for v, what in ((self.a_src, "row operand"), (lay.w, "weight")):
             if not ev.is_direct(v) or v in ev.pop_of or st.args[v] in st.awaited:
                 self.fail(f"the {what} is not a tensor read from memory")
-            nd = len(tensor_shape(v.type))
+            nd = len(tensor_shape((lay.a if v is self.a_src else v).type))  # (a row view: the view's rank)
             if nd != 2 and (v is lay.w or nd != len(D)):
                 self.fail(f"a {nd}-D {what}")
         dts = {dtype_key(v.type.get_element_type()) for v in (lay.a, lay.w)}
@@ -131,6 +132,22 @@ class GemmTmaGen:
         if (lay.K * 2) % 16 or (not lay.w_nk and (lay.N * 2) % 16):
             self.fail("a row pitch that is not 16-byte aligned")
         return lay
+
+    def row_source(self, a):
+        """The tensor the row operand ``a`` reads: ``a``, or the stage argument a reshape of it only regroups
+        into rows (its last dim kept, ``kitsune-flatten-rows``: an attention's ``[B, L, H * E]`` read as
+        ``[B * L, H * E]``), stored row-major, so that one 2-D descriptor of its rows serves."""
+        from kitsune.dialects.graph import GraphOp as GOp
+
+        o = a.owner
+        if not isinstance(o, GOp) or o.OPDEF.name != "reshape":
+            return a
+        src = o.operands[0]
+        s_in, s_out = tensor_shape(src.type), tensor_shape(a.type)
+        if not s_in or s_in[-1] != s_out[-1] or not self.ev.is_direct(src) or src not in self.st.args:
+            return a
+        t = self.g.gen.plan.tensors.get(self.st.args[src])
+        return src if t is not None and not t.order else a
 
     def packing(self, lay, covered: int) -> Packing | None:
         """Where W may be uploaded packed: a ``[n, k]`` parameter
@@ -171,7 +188,7 @@ class GemmTmaGen:
         out = [f"_a_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{BM}, {BK}], {dt})"]
         out += [f"_w{x}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for({wb}, {dt})" for x, wb in wblocks]
         adt = dtype_key(lay.a.type.get_element_type())
-        out.append(self.host_desc("_da", st.args[lay.a], [M, K], [BM, BK], adt))
+        out.append(self.host_desc("_da", st.args[self.a_src], [M, K], [BM, BK], adt))
         if self.pack:  # (``packing``: W's blocks as rows of a [rows, BK] matrix)
             out += [host_descriptor(self.g, f"_dw{x}", self.pack.tensor, [self.pack.rows, BK], [BK, 1], wb, adt)
                     for x, wb in wblocks]
@@ -500,7 +517,7 @@ class GemmTmaGen:
                for j, n in enumerate((self.BN0, self.BN1)) if n]
         pre = ["    " + ln for ln in self.prelude(lay) + self.cprelude]
         head = g.body_text()[:1]
-        names = [st.args[lay.a], st.args[lay.w]]
+        names = [st.args[self.a_src], st.args[lay.w]]
         if self.pack:  # (committed by the module once the Gluon text is made: ``TritonGen._gluon_stage``)
             g.packs[self.pack.tensor] = (self.BN, self.BK)
         if self.form == 1:
