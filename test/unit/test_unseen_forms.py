@@ -298,3 +298,27 @@ def test_attention_output_read_as_rows_by_the_gluon_gemm():
     # the projection's A descriptor: the attention kernel's result, as 788 rows of 256
     got = re.findall(r"_da', '(k\d+)_out0', \[788, 256\], \[256, 1\], \[128, 64\]", src)
     assert got and (kname is None or got[0] == kname), (got, kname)
+
+
+CONV_BN = """func.func @main(%x: tensor<2x8x16x16xf32>, %w: tensor<16x8x3x3xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>,
+    %g: tensor<16xf32>, %beta: tensor<16xf32>) -> tensor<2x16x16x16xf32> {
+  %c = graph.conv2d %x, %w {padding = [1, 1]} : tensor<2x8x16x16xf32>, tensor<16x8x3x3xf32> -> tensor<2x16x16x16xf32>
+  %n = graph.batch_norm %c, %m, %v, %g, %beta {eps = 1.0e-05} : tensor<2x16x16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<2x16x16x16xf32>
+  %y = graph.relu %n : tensor<2x16x16x16xf32> -> tensor<2x16x16x16xf32>
+  func.return %y : tensor<2x16x16x16xf32>
+}"""
+
+
+def test_convolution_stays_in_its_batchnorm_epilogue():
+    """An inference BatchNorm is a per-channel affine map, not a norm across the convolution's rows: the
+    convolution keeps it (and the ReLU) as its epilogue in one task, whatever ``viewed_flops``. Meaning is
+    preserved. (A first version of the rule took BatchNorm for a norm and moved every convolution of
+    MobileNetV2 out of its epilogue: NOTES section 37.)"""
+    # (the variance must stay positive: the interpreter's inputs are standard normal)
+    text = CONV_BN.replace("%v: tensor<16xf32>", "%v0: tensor<16xf32>").replace(
+        "%n = graph.batch_norm %c, %m, %v,",
+        "%v = graph.exp %v0 : tensor<16xf32> -> tensor<16xf32>\n  %n = graph.batch_norm %c, %m, %v,")
+    formed = _lowered(text, [FormRegionsPass()])
+    assert viewed_contraction(_task_with(formed, "graph.conv2d"), 0.0) is None
+    out = _lowered(text, [FormRegionsPass(), MaterializePass(viewed_flops=0), ChooseSchedulesPass(db=False)])
+    assert _task_with(out, "graph.conv2d") is _task_with(out, "graph.batch_norm")
