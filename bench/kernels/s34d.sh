@@ -1,4 +1,4 @@
-# session 34, calls D-F: the unseen models after this session's fixes (the patch embedding's convolution a task of
+# session 34, calls D-H (TAG names the result file, MODELS the list): the unseen models after this session's fixes (the patch embedding's convolution a task of
 # its own, the transposed LayerNorm computed once, index_add into a vector by the scatter template, a GCN's fused
 # scatter in [rows, columns] blocks), then ConvNeXt-T and MobileNetV2 (never run)
 source bench/kernels/device_env.sh
