@@ -14,8 +14,14 @@ Stochastic depth is left out (identity at inference). The layer scale is drawn u
 interpreter).
 """
 
+import os
+import sys
+
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _image import image_model  # noqa: E402  (bench/models/_image.py)
 
 
 class ChannelsLN(nn.Module):
@@ -62,14 +68,7 @@ class ConvNeXt(nn.Module):
 
 
 def _build(depths, widths, classes: int, batch: int, size: int, seed: int):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
-    m = ConvNeXt(depths, widths, classes)
-    for mod in m.modules():  # a trained net's norms, not the identity of a fresh one
-        if isinstance(mod, nn.LayerNorm):
-            mod.weight.data.uniform_(0.5, 1.5)
-            mod.bias.data.uniform_(-0.1, 0.1)
-    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+    return image_model(lambda: ConvNeXt(depths, widths, classes), batch, size, seed)
 
 
 def make_model(seed: int = 0):

@@ -8,9 +8,14 @@ for ``python -m kitsune.bench --workloads bench/models/mixer.py``.
 channel MLP 128, batch 2 at 32 x 32 with patch 8 (16 tokens), 10 classes, for the CPU (Triton's interpreter).
 """
 
-import torch
+import os
+import sys
+
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _image import image_model  # noqa: E402  (bench/models/_image.py)
 
 
 class MixerLayer(nn.Module):
@@ -45,14 +50,7 @@ class Mixer(nn.Module):
 
 
 def _build(size, patch, layers, d, token_mlp, channel_mlp, classes, batch, seed):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
-    m = Mixer(size, patch, layers, d, token_mlp, channel_mlp, classes)
-    for mod in m.modules():  # a trained net's LayerNorms, not the identity of fresh ones
-        if isinstance(mod, nn.LayerNorm):
-            mod.weight.data.uniform_(0.5, 1.5)
-            mod.bias.data.uniform_(-0.1, 0.1)
-    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+    return image_model(lambda: Mixer(size, patch, layers, d, token_mlp, channel_mlp, classes), batch, size, seed)
 
 
 def make_model(seed: int = 0):

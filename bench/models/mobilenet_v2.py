@@ -13,8 +13,13 @@ Dropout is left out (identity at inference).
 10 classes, batch 2 at 32 x 32, for the CPU (Triton's interpreter).
 """
 
-import torch
+import os
+import sys
+
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _image import image_model  # noqa: E402  (bench/models/_image.py)
 
 CFG = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
 
@@ -64,16 +69,7 @@ class MobileNetV2(nn.Module):
 
 
 def _build(width: float, classes: int, batch: int, size: int, seed: int):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
-    m = MobileNetV2(width, classes)
-    for mod in m.modules():  # running statistics of a trained net, not the identity of a fresh one
-        if isinstance(mod, nn.BatchNorm2d):
-            mod.running_mean.uniform_(-0.1, 0.1)
-            mod.running_var.uniform_(0.5, 1.5)
-            mod.weight.data.uniform_(0.5, 1.5)
-            mod.bias.data.uniform_(-0.1, 0.1)
-    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+    return image_model(lambda: MobileNetV2(width, classes), batch, size, seed)
 
 
 def make_model(seed: int = 0):

@@ -6,8 +6,14 @@ a model outside the suite for ``python -m kitsune.bench --workloads bench/models
 quarter widths, for the CPU (Triton's interpreter).
 """
 
+import os
+import sys
+
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _image import image_model  # noqa: E402  (bench/models/_image.py)
 
 
 class BasicBlock(nn.Module):
@@ -46,16 +52,7 @@ class ResNet18(nn.Module):
 
 
 def _build(width: int, classes: int, batch: int, size: int, seed: int):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
-    m = ResNet18(width, classes)
-    for mod in m.modules():  # running statistics of a trained net, not the identity of a fresh one
-        if isinstance(mod, nn.BatchNorm2d):
-            mod.running_mean.uniform_(-0.1, 0.1)
-            mod.running_var.uniform_(0.5, 1.5)
-            mod.weight.data.uniform_(0.5, 1.5)
-            mod.bias.data.uniform_(-0.1, 0.1)
-    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+    return image_model(lambda: ResNet18(width, classes), batch, size, seed)
 
 
 def make_model(seed: int = 0):

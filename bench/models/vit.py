@@ -10,9 +10,15 @@ permuted to heads, then ``F.scaled_dot_product_attention`` (non-causal).
 10 classes, for the CPU (Triton's interpreter).
 """
 
+import os
+import sys
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _image import image_model  # noqa: E402  (bench/models/_image.py)
 
 
 class EncoderLayer(nn.Module):
@@ -55,14 +61,7 @@ class ViT(nn.Module):
 
 
 def _build(size, patch, layers, d, heads, mlp, classes, batch, seed):
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(0)  # the weights stay the same whatever the seed: only the inputs change
-    m = ViT(size, patch, layers, d, heads, mlp, classes)
-    for mod in m.modules():  # a trained net's LayerNorms, not the identity of fresh ones
-        if isinstance(mod, nn.LayerNorm):
-            mod.weight.data.uniform_(0.5, 1.5)
-            mod.bias.data.uniform_(-0.1, 0.1)
-    return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+    return image_model(lambda: ViT(size, patch, layers, d, heads, mlp, classes), batch, size, seed)
 
 
 def make_model(seed: int = 0):
