@@ -170,13 +170,14 @@ def _row_operand(op: Operation, idx: int) -> bool:
 
 
 def _regroups_rows(op: Operation) -> bool:
-    """A reshape that only regroups the leading dims, the last dim kept (``[B, L, N] <-> [B * L, N]``)."""
-    if not isinstance(op, GOp) or op.OPDEF.name != "reshape":
+    """A reshape that regroups the leading dims, the last dim kept (``[B, L, N] <-> [B * L, N]``:
+    ``graph_canonicalize._regroup_kind``), other than by adding or dropping unit dims."""
+    from kitsune.passes.graph_canonicalize import _regroup_kind
+
+    if _regroup_kind(op) is None:
         return False
     ins, out = _shape(op.operands[0]), _shape(op.results[0])
-    if len(out) < 2 or len(ins) < 2 or ins[-1] != out[-1]:
-        return False
-    return [d for d in ins[:-1] if d != 1] != [d for d in out[:-1] if d != 1]  # (not unit dims added or dropped)
+    return [d for d in ins[:-1] if d != 1] != [d for d in out[:-1] if d != 1]
 
 
 def _permuted_row_dim(ops: Sequence[Operation], res: SSAValue) -> int | None:

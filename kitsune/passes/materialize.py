@@ -551,40 +551,24 @@ class MaterializePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from kitsune.passes.choose_schedules import legalise_channels
 
+        # (finder, kind of the new task, how the found op is prepared), in this order: contractions first, so
+        # that results read by several tasks are then shared
+        rules = ((lambda t: small_contraction(t, self.ratio), "contraction", None),
+                 (lambda t: viewed_contraction(t, self.viewed_flops), "contraction", None),
+                 (transposed_norm, "reduction", None),
+                 (lambda t: recomputed_reduction(t, self.reread_bytes), "contraction", None),
+                 (contraction_behind_views, "contraction", None),
+                 (scatter_to_isolate, "gather", prepare_scatter))
         for g in [o for o in op.walk() if isinstance(o, df.GraphOp)]:
             changed = True
             while changed:  # a new task with several results may need splitting in turn
                 changed = False
-                for t in list(g.tasks()):  # contractions first: results read by several tasks are then shared
-                    op_ = small_contraction(t, self.ratio)
-                    if op_ is not None:
-                        isolate_op(t, op_)
-                        changed = True
-                for t in list(g.tasks()):
-                    op_ = viewed_contraction(t, self.viewed_flops)
-                    if op_ is not None:
-                        isolate_op(t, op_)
-                        changed = True
-                for t in list(g.tasks()):
-                    op_ = transposed_norm(t)
-                    if op_ is not None:
-                        isolate_op(t, op_, kind="reduction")
-                        changed = True
-                for t in list(g.tasks()):
-                    op_ = recomputed_reduction(t, self.reread_bytes)
-                    if op_ is not None:
-                        isolate_op(t, op_)
-                        changed = True
-                for t in list(g.tasks()):
-                    op_ = contraction_behind_views(t)
-                    if op_ is not None:
-                        isolate_op(t, op_)
-                        changed = True
-                for t in list(g.tasks()):
-                    op_ = scatter_to_isolate(t)
-                    if op_ is not None:
-                        isolate_op(t, prepare_scatter(op_), kind="gather")
-                        changed = True
+                for find, kind, prepare in rules:
+                    for t in list(g.tasks()):
+                        op_ = find(t)
+                        if op_ is not None:
+                            isolate_op(t, prepare(op_) if prepare else op_, kind=kind)
+                            changed = True
                 changed = any([split_task(t) is not None for t in list(g.tasks())]) or changed
                 if changed:
                     legalise_channels(g)
