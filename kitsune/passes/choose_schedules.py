@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.gpu import parse_gpu_option
-from kitsune.schedule.select import choose, fill_tile, generic_work
+from kitsune.schedule.select import choose, fill_tile, generic_work, transposed_read_dim, transposed_tile
 
 REL_ORDER = ("tile", "rows", "all")
 
@@ -122,7 +122,8 @@ class ChooseSchedulesPass(ModulePass):
                     if c is not None and c.note:
                         t.attributes["schedule"] = StringAttr(c.note)
                     if c is not None and t.outs:
-                        set_tile(t, fill_tile(tensor_shape(t.outs[0].type), t.tile_sizes(), gpu, *generic_work(t)))
+                        tile = transposed_tile(t, t.tile_sizes()) if template == "pointwise" else t.tile_sizes()
+                        set_tile(t, fill_tile(tensor_shape(t.outs[0].type), tile, gpu, *generic_work(t)))
                     if c is not None and c.config != type(c.config)():  # (a pool's 8 warps)
                         t.attributes["config"] = config_attr(c.config)
                     continue
@@ -194,6 +195,8 @@ class ChooseSchedulesPass(ModulePass):
         def rows_of(t, lead, shape) -> bool:
             if len(lead) != len(shape) - 1 or tuple(lead) == tuple(t.tile_sizes()[:-1]):
                 return False
+            if transposed_read_dim(t.body.blocks.first, shape) is not None:
+                return False  # (its tile moves a transposed input in whole sectors: ``transposed_tile``)
             new = [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]]
             old = t.tile_sizes()
             if gpu is not None and math.prod(grid_of(shape, new)) < min(math.prod(grid_of(shape, old)),

@@ -35,11 +35,13 @@ class Problem:
     split_ok: bool = True  # the epilogue allows a split reduction (elementwise only)
     mem_cols: int = 0  # chain: columns of the layers' operands read from memory, in 64-column chunks
     layout: int = 0  # conv: 1 where the program stores the input channels-last (``kitsune.schedule.storage``)
+    stride: int = 0  # depthwise: the window's column stride (``row``: the input row's length)
 
     def key(self) -> str:
-        # (mem_cols and layout only where set: the keys of the tuning database's entries stay what they were)
+        # (mem_cols, layout and stride only where set: the keys of the tuning database's entries stay what they
+        # were)
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
-                        if f.name not in ("mem_cols", "layout") or getattr(self, f.name))
+                        if f.name not in ("mem_cols", "layout", "stride") or getattr(self, f.name))
 
 
 def _pow2_ge(n: int) -> int:
@@ -586,6 +588,89 @@ class ConvConfig(Config):
 
 
 @dataclass(frozen=True)
+class DepthwiseConfig(Config):
+    """depthwise: a window contraction with one input row band an output (``kitsune.schedule.depthwise``). A work
+    item is BH output rows (of BC channels when BH is the whole image height) by the whole output row; every
+    lane holds a strip of V adjacent outputs of a row (V from the row lengths, not a config field), loads the
+    window's input as aligned V-vectors and forms the strip in registers. In the problem: M = output rows of all
+    images and channels, N = the row length, K = the window's taps, rows = the image height, batch = the
+    channels, row = the input row's length, stride = the window's column stride."""
+
+    template: ClassVar[str] = "depthwise"
+    BH: int = 16
+    BC: int = 1
+    warps: int = 2
+
+    def lanes(self, p: Problem) -> tuple[int, int, int]:
+        """(row lanes, strip lanes, strip width V) of a work item: its rows padded to a power of two, and the
+        strips of a row at the widest strip its length allows (``kitsune.schedule.depthwise.strip_width``)."""
+        from kitsune.schedule.depthwise import strip_width
+
+        v = strip_width(p.row or p.N, p.N, p.stride or 1)
+        return _pow2_ge(self.BC * min(self.BH, max(1, p.rows))), _pow2_ge(math.ceil(p.N / v)), v
+
+    def resources(self, p: Problem) -> Resources:
+        rl, g, _ = self.lanes(p)
+        strips = max(1, rl * g // (32 * self.warps))
+        return Resources(self.warps, min(255, 40 + 16 * strips), 0)
+
+    def work_items(self, p: Problem) -> int:
+        rows = max(1, p.rows)
+        per_image = p.batch * rows
+        bh = min(self.BH, rows)
+        return max(1, p.M // per_image) * math.ceil(p.batch / self.BC) * math.ceil(rows / bh)
+
+    def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        """The input read and the output written once, against the window's multiply-adds on the CUDA cores over
+        every lane of the padded tiles."""
+        rl, g, v = self.lanes(p)
+        lanes = self.work_items(p) * rl * g * v
+        return max(2 * p.M * p.N * p.elem_bytes / gpu.dram_bw, 2.0 * lanes * p.K / (gpu.fp32_flops * 0.5))
+
+    @staticmethod
+    def space(p: Problem) -> list["DepthwiseConfig"]:
+        rows = max(1, p.rows)
+        out = []
+        for bh in (4, 8, 16, 32):
+            if bh > _pow2_ge(rows):
+                continue
+            for bc in ((1, 2, 4) if bh >= rows else (1,)):
+                for w in (1, 2, 4, 8):
+                    c = DepthwiseConfig(BH=min(bh, rows), BC=bc, warps=w)
+                    rl, g, _ = c.lanes(p)
+                    if 32 * w <= rl * g <= 32 * w * 4:
+                        out.append(c)
+        return out or [DepthwiseConfig(BH=min(16, rows), BC=1, warps=1)]
+
+    @classmethod
+    def default(cls, p: Problem, gpu: GPU) -> "DepthwiseConfig":
+        """A window of 25 taps or more (5 x 5 up: the multiply-adds weigh): one warp, 64 to 128 strips a work item
+        (two to four a lane): whole images where their padded rows hold at most 128 strips (of enough channels
+        to make about 16 rows), else bands of 64 strips of a tall image (taller than 32 rows) or of one whose
+        strips read two input vectors each (column stride 2), 128 otherwise. A smaller window (memory-bound):
+        about 16 rows a work item, two strips a lane: 16-row bands of a tall image, else whole images of enough
+        channels to make 16 rows.
+
+        Measured on the H100 in their programs (bench/kernels/NOTES.md section 38): ConvNeXt-T's 7 x 7 1.248 ->
+        1.205 ms with the one-warp form (each of its four convolutions faster); MobileNetV2's 3 x 3 0.805 ->
+        0.854 ms with it, although kitsune-tune, timing each task alone, ranked the one-warp configs first
+        (up to 1.41x: bench/kernels/dwtune.py)."""
+        rows = max(1, p.rows)
+        _, g, _ = cls(BH=1, BC=1).lanes(p)
+        if p.K >= 25:
+            if rows <= 32 and _pow2_ge(rows) * g <= 128:
+                return cls(BH=rows, BC=max(1, 16 // rows), warps=1)
+            strips = 64 if rows > 32 or (p.stride or 1) > 1 else 128
+            return cls(BH=max(1, min(rows, strips // g)), BC=1, warps=1)
+        if rows > 32:
+            c = cls(BH=16, BC=1, warps=1)
+        else:
+            c = cls(BH=rows, BC=max(1, 16 // rows), warps=1)
+        rl, g, _ = c.lanes(p)
+        return replace(c, warps=max(1, min(8, rl * g // 64)))
+
+
+@dataclass(frozen=True)
 class ChainConfig(Config):
     """chain: a tile of BM rows runs through every layer of a GEMM chain (``kitsune.schedule.chain``).
 
@@ -781,7 +866,7 @@ class AttentionConfig(Config):
 
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,
                                                              ConvConfig, DecodeAttentionConfig, ChainConfig,
-                                                             AttentionConfig)}
+                                                             AttentionConfig, DepthwiseConfig)}
 
 
 def config_from(template: str, d: dict) -> Config:
@@ -807,5 +892,5 @@ def default_config(p: Problem, gpu: GPU | str = "h100") -> Config:
     return cls.default(p, gpu)
 
 
-__all__ = ["batched_small", "BATCHED_MAX_MN", "Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DecodeAttentionConfig", "ChainConfig", "AttentionConfig", "CONFIGS", "config_from",
+__all__ = ["batched_small", "BATCHED_MAX_MN", "Problem", "Config", "GemmConfig", "GemvConfig", "GenericConfig", "ScatterConfig", "ConvConfig", "DepthwiseConfig", "DecodeAttentionConfig", "ChainConfig", "AttentionConfig", "CONFIGS", "config_from",
            "default_config"]

@@ -92,7 +92,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     from kitsune.schedule.configs import CONFIGS
     from kitsune.dialects.regions import tensor_shape
     from kitsune.schedule.roles import roles_of
-    from kitsune.schedule.select import attention_tile, chain_tile, conv_tile, gemm_tile
+    from kitsune.schedule.select import attention_tile, chain_tile, conv_tile, depthwise_tile, gemm_tile
 
     p = choice.problem
     g = get_gpu(gpu)
@@ -130,6 +130,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
             elif p.template == "conv":
                 tile = conv_tile(r, cfg)
+            elif p.template == "depthwise":
+                tile = depthwise_tile(tensor_shape(task.outs[0].type), cfg)
             else:
                 tile = gemm_tile(r, p.template, cfg)
             m = isolate.lower(isolate.with_config(base, p.template, cfg, tile), gpu)
@@ -156,7 +158,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 default_ms=default_ms, candidates=results)
 
 
-TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain", "conv")
+TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain", "conv", "depthwise")
 """The templates whose configs kitsune-tune times (the others' heuristics stand: a scatter's split follows its
 rows, a decode attention's parts are a structural choice of kitsune-split-reduction). A convolution is timed on
 its program's memory layout (``isolate.task_module``: a channels-last input, a packed weight and a channels-last

@@ -27,6 +27,7 @@ from kitsune.codegen.triton_gen.queues import QueueTraffic
 from kitsune.codegen.triton_gen.syntax import pow2
 from kitsune.codegen.triton_gen.templates.chain import generate_chain
 from kitsune.codegen.triton_gen.templates.decode_attention import generate_decode_attention
+from kitsune.codegen.triton_gen.templates.depthwise import generate_depthwise
 from kitsune.codegen.triton_gen.templates.flash_attention import clamp_query_rows
 from kitsune.codegen.triton_gen.templates.scatter import generate_scatter, scatter_store
 from kitsune.codegen.triton_gen.templates.split_k import SplitK
@@ -172,6 +173,10 @@ class StageGen:
             return generate_decode_attention(self)
         if self.template == "chain":
             return generate_chain(self)
+        if self.template == "depthwise":
+            got = generate_depthwise(self)  # (None: not of the template's shape; the evaluator runs the tile)
+            if got is not None:
+                return got
         T = st.tile
         D = st.shape
         body_saved = self.open_work_items(st.split if st.split > 1 else None)
@@ -267,6 +272,13 @@ class StageGen:
                 # or whole 16-byte vectors (ConvNeXt's channel LayerNorm over 56-pixel rows in 64 lanes: 123 us
                 # on the H100 for 9.6 MB clamped)
                 out.add(len(t.shape) - 1)
+        from kitsune.schedule.select import transposed_read_dim
+
+        d = transposed_read_dim(stage.op.body.blocks.first, stage.shape) if stage.stores else None
+        if d is not None:  # an input read along dim d (``select.transposed_tile``): its loads run along d, and
+            out.add(d)  # its rows of whole 8-byte vectors load and store masked (ConvNeXt's 28-wide rows)
+            if stage.shape[-1] % 4 == 0 and stage.shape[-1] >= 8:
+                out.add(len(stage.shape) - 1)
         return frozenset(out)
 
     def store(self, buf: str, tv: TV, ix, whole: bool) -> None:

@@ -132,7 +132,7 @@ class TileIndexer:
         Triton vectorises along the columns of [rows, columns] blocks only (a GCN's messages on one
         16384-lane axis went one bf16 atomic a lane: 2.6 ms on the H100 for 70 M of them)."""
         from kitsune.schedule.roles import roles_of
-        from kitsune.schedule.select import anchor_of
+        from kitsune.schedule.select import anchor_of, transposed_read_dim
 
         if self.template == "conv":
             op, _ = anchor_of(self.stage.op)
@@ -144,6 +144,9 @@ class TileIndexer:
         elif self.template in ("generic", "pointwise") and not self.stage.pops and not self.stage.pushes \
                 and not self.stage.store_scatters and self.window_reductions_only():
             pix = list(range(len(T)))
+            t = transposed_read_dim(self.stage.op.body.blocks.first, D)
+            if t is not None:  # (an input read along dim t: its lanes stay an axis, the dims after it may merge)
+                pix = pix[t + 1:]
         else:
             return []
         first = next((i for i, d in enumerate(pix) if T[d] > 1), None)

@@ -184,3 +184,64 @@ func.func @gemm_gathered_epilogue(%e: tensor<60000x128xbf16>, %w: tensor<128x128
   %r = graph.relu %s : tensor<60000x128xbf16> -> tensor<60000x128xbf16>
   func.return %r : tensor<60000x128xbf16>
 }
+
+// -----
+
+// A depthwise convolution (one input channel an output: every reduction variable but the window's kh, kw of
+// extent one; the column window dense): the depthwise template; a 7 x 7 window: one warp, bands of 8 whole output
+// rows (56 rows > 32: 64 strips of 8 outputs, a row's 7 in 8 lanes); its BatchNorm epilogue in the task.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK: dataflow.task "conv2d{{[a-z_0-9]*}}" contraction ({{.*}}) tile [1, 1, 8, 56] attributes {template = "depthwise", config = {warps = 1 : i64, stages = 1 : i64, BH = 8 : i64, BC = 1 : i64}, schedule = "heuristic: depthwise window 7x7: strips of a row in registers"}
+// CHECK: graph.batch_norm
+func.func @depthwise(%x: tensor<2x8x56x56xbf16>, %w: tensor<8x1x7x7xbf16>, %b: tensor<8xbf16>, %m: tensor<8xbf16>, %v: tensor<8xbf16>, %g: tensor<8xbf16>, %be: tensor<8xbf16>) -> tensor<2x8x56x56xbf16> {
+  %y = graph.conv2d %x, %w, %b {padding = [3, 3], groups = 8} : tensor<2x8x56x56xbf16>, tensor<8x1x7x7xbf16>, tensor<8xbf16> -> tensor<2x8x56x56xbf16>
+  %z = graph.batch_norm %y, %m, %v, %g, %be {eps = 1.0e-05} : tensor<2x8x56x56xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16> -> tensor<2x8x56x56xbf16>
+  func.return %z : tensor<2x8x56x56xbf16>
+}
+
+// -----
+
+// Small images, a 3 x 3 window: whole images of enough channels to make 16 rows (7 x 7: two channels a tile),
+// two strips a lane (2 warps).
+// CHECK-LABEL: func.func @depthwise_small(
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 2, 7, 7] attributes {template = "depthwise", config = {warps = 2 : i64, stages = 1 : i64, BH = 7 : i64, BC = 2 : i64}
+func.func @depthwise_small(%x: tensor<4x32x7x7xbf16>, %w: tensor<32x1x3x3xbf16>) -> tensor<4x32x7x7xbf16> {
+  %y = graph.conv2d %x, %w {padding = [1, 1], groups = 32} : tensor<4x32x7x7xbf16>, tensor<32x1x3x3xbf16> -> tensor<4x32x7x7xbf16>
+  func.return %y : tensor<4x32x7x7xbf16>
+}
+
+// -----
+
+// Not depthwise: two input channels a group (a grouped convolution's K), and a dilated column window (a strip's
+// outputs would not read adjacent inputs).
+// CHECK-LABEL: func.func @not_depthwise(
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [{{.*}}] attributes {template = "generic"
+// CHECK: dataflow.task "conv2d_1" contraction ({{.*}}) tile [{{.*}}] attributes {template = "generic"
+func.func @not_depthwise(%x: tensor<2x8x16x16xbf16>, %w: tensor<4x2x3x3xbf16>, %w2: tensor<8x1x3x3xbf16>) -> (tensor<2x4x16x16xbf16>, tensor<2x8x16x16xbf16>) {
+  %y = graph.conv2d %x, %w {padding = [1, 1], groups = 4} : tensor<2x8x16x16xbf16>, tensor<4x2x3x3xbf16> -> tensor<2x4x16x16xbf16>
+  %z = graph.conv2d %x, %w2 {padding = [1, 2], dilation = [1, 2], groups = 8} : tensor<2x8x16x16xbf16>, tensor<8x1x3x3xbf16> -> tensor<2x8x16x16xbf16>
+  func.return %y, %z : tensor<2x4x16x16xbf16>, tensor<2x8x16x16xbf16>
+}
+
+// -----
+
+// Strided (MobileNet's downsampling 3 x 3): still depthwise, each strip of outputs reading adjacent input vectors.
+// CHECK-LABEL: func.func @depthwise_strided(
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 2, 8, 8] attributes {template = "depthwise"
+func.func @depthwise_strided(%x: tensor<2x8x16x16xbf16>, %w: tensor<8x1x3x3xbf16>) -> tensor<2x8x8x8xbf16> {
+  %y = graph.conv2d %x, %w {padding = [1, 1], stride = [2, 2], groups = 8} : tensor<2x8x16x16xbf16>, tensor<8x1x3x3xbf16> -> tensor<2x8x8x8xbf16>
+  func.return %y : tensor<2x8x8x8xbf16>
+}
+
+// -----
+
+// A pointwise task reading a [pixels, channels] tensor permuted to [n, c, h, w]: rows of the result by 64
+// channels (both its stores and that input's loads move whole sectors), not whole channel images.
+// CHECK-LABEL: func.func @transposed_read(
+// CHECK: dataflow.task "{{[a-z_0-9]+}}" elementwise ({{.*}}) tile [1, 64, 1, 56] attributes {template = "pointwise"
+func.func @transposed_read(%x: tensor<4x96x56x56xbf16>, %y: tensor<12544x96xbf16>) -> tensor<4x96x56x56xbf16> {
+  %r = graph.reshape %y : tensor<12544x96xbf16> -> tensor<4x56x56x96xbf16>
+  %p = graph.permute %r {perm = [0, 3, 1, 2]} : tensor<4x56x56x96xbf16> -> tensor<4x96x56x56xbf16>
+  %s = graph.add %x, %p : tensor<4x96x56x56xbf16>, tensor<4x96x56x56xbf16> -> tensor<4x96x56x56xbf16>
+  func.return %s : tensor<4x96x56x56xbf16>
+}
