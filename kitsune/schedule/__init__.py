@@ -4,5 +4,6 @@
 * ``configs``: per template a frozen config dataclass (search space, resource model, cost estimate);
 * ``occupancy``: the one occupancy function (CTAs per SM from registers / shared memory / warps);
 * ``select``: a task's template, config and tile;
+* ``depthwise``: the depthwise form of a window contraction (one input row band an output);
 * ``db``: the tuning database (``kitsune-tune`` writes it, ``kitsune-choose-schedules`` reads it).
 """

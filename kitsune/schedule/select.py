@@ -12,7 +12,10 @@ contraction, its row reduction. Templates by roles (see ``roles``):
   source with atomics, the grid over source rows;
 * ``conv``: a convolution (M / N / K / window roles): implicit GEMM over output rows, the
   evaluator's window reads as one tl.dot operand (``conv_choice``);
-* ``pointwise``: a task without reductions (the evaluator with the task's tile; no config yet);
+* ``depthwise``: a window contraction with one input row band an output (``kitsune.schedule.depthwise``,
+  ``depthwise_choice``): bands of whole output rows, each lane a strip of adjacent outputs of a row;
+* ``pointwise``: a task without reductions (the evaluator with the task's tile; no config yet; an input read
+  through a transposing permute tiles it along both layouts, ``transposed_tile``);
 * ``generic``: everything else (convolutions, gathers, attention for now): the
   comprehension evaluator with the task's tile, its leading dims cut until the grid
   fills the GPU (``fill_tile``).

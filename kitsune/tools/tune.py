@@ -158,9 +158,12 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
                 default_ms=default_ms, candidates=results)
 
 
-TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain", "conv", "depthwise")
-"""The templates whose configs kitsune-tune times (the others' heuristics stand: a scatter's split follows its
-rows, a decode attention's parts are a structural choice of kitsune-split-reduction). A convolution is timed on
+TUNED_TEMPLATES = ("gemm", "gemv", "attention", "chain", "conv")
+"""The templates whose configs kitsune-tune times alone (the others' heuristics stand: a scatter's split follows
+its rows, a decode attention's parts are a structural choice of kitsune-split-reduction; a depthwise task is tuned
+in its program only, ``--in-program --templates depthwise``: alone, MobileNetV2's 3x3 depthwise tasks ranked
+one-warp configs up to 1.41x faster, which made the program 0.805 -> 0.854 ms on the H100, NOTES section 38;
+``bench/kernels/dwtune.py`` times them alone). A convolution is timed on
 its program's memory layout (``isolate.task_module``: a channels-last input, a packed weight and a channels-last
 result where the program stores them so). Measured on the H100 (2026-11-27, bench/kernels/NOTES.md section 28):
 isolated with NCHW operands, ResNet-18's first 3x3 of layer 1 took 120 us against 53 in its program and the tuned
