@@ -98,15 +98,16 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_depthwise_end_to_end(name):
+@pytest.mark.parametrize("name, mode", [(n, "bulk-sync") for n in CASES] + [
+    ("3x3 bn relu6 rows of 12", "dataflow"), ("7x7 rows of 14 with a residual", "dataflow")])
+def test_depthwise_end_to_end(name, mode):
     """Under Triton's interpreter: the outputs match eager; the template ran where it applies (V outputs a lane:
     whole V-vector loads split into registers and joined back for the store), else the evaluator."""
     make, shape, v = CASES[name]
     torch.manual_seed(0)
     model = make().eval()
     x = torch.randn(*shape)
-    cm = kitsune.compile(model, (x,), mode="bulk-sync", device="cpu")
+    cm = kitsune.compile(model, (x,), mode=mode, device="cpu")
     src = cm.source
     splits = len(re.findall(r"= tl\.split\(", src))
     joins = src.count("tl.join(")
