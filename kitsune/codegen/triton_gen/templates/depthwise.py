@@ -57,51 +57,63 @@ class DepthwiseGen:
         if form is None or len(op.results) != 1:
             return False
         opp = ev.program(op)
-        D = tuple(st.shape)
-        T = tuple(st.tile)
-        if tuple(tensor_shape(op.results[0].type)) != D or len(T) != len(D) or T[-1] != D[-1]:
+        D, T = tuple(st.shape), tuple(st.tile)
+        if tuple(tensor_shape(op.results[0].type)) != D or not self._rows_tile(T, D) or not self._stores_fit(T, D):
             return False
-        rows = [d for d in range(len(D) - 1) if T[d] > 1]
-        if rows and any(T[d] != D[d] for d in range(rows[0] + 1, len(D) - 1)):
-            return False  # (the tile's rows: a block of whole trailing dims)
-        plan = self.g.gen.plan
-        for v, buf, whole in st.stores:
-            t = plan.tensors[buf]
-            if whole or tuple(tensor_shape(v.type)) != D or tuple(t.shape) != D or t.order or \
-                    tuple(st.store_tiles.get(buf, T)) != T:
-                return False
         xv = opp.inputs.get(form.x.tensor)
         if xv is None or not isinstance(xv.owner, Block) or xv not in st.args:
+            return False  # (the input computed in the stage, or popped from a queue)
+        xt = self.g.gen.plan.tensors[st.args[xv]]
+        out = self._output_statement(opp, form)
+        if xt.order or not xt.row_major or out is None:
             return False
-        xt = plan.tensors[st.args[xv]]
-        if xt.order or not xt.row_major:
-            return False
-        red = opp.prog.stmts[form.stmt]
-        result = opp.inst.results[0]
-        writers = [i for i, s in enumerate(opp.prog.stmts) if s.lhs.tensor == result]
-        if red.lhs.tensor == result:
-            if writers != [form.stmt]:
-                return False
-            self.out_stmt, self.p_access = None, None
-        else:
-            if len(writers) != 1 or opp.prog.stmts[writers[0]].op != "=" or \
-                    [i for i, s in enumerate(opp.prog.stmts) if s.lhs.tensor == red.lhs.tensor] != [form.stmt]:
-                return False
-            s_out = opp.prog.stmts[writers[0]]
-            reads = [a for a in s_out.accesses() if a.tensor == red.lhs.tensor]
-            if len(reads) != 1:
-                return False
-            for k in (-2, -1):  # the row and the column pass through unchanged
-                var = s_out.lhs.indices[k].plain_var() if hasattr(s_out.lhs.indices[k], "plain_var") else None
-                if var is None or not hasattr(reads[0].indices[k], "plain_var") or \
-                        reads[0].indices[k].plain_var() != var:
-                    return False
-            self.out_stmt, self.p_access = writers[0], reads[0]
+        self.out_stmt, self.p_access = out
         self.op, self.form, self.opp, self.xv = op, form, opp, xv
         self.V = strip_width(tensor_shape(xv.type)[-1], D[-1], form.col_stride)
         self.SV = form.col_stride * self.V  # input columns a vector
         self.T, self.D = T, D
         return True
+
+    @staticmethod
+    def _rows_tile(T, D) -> bool:
+        """Tile ``T`` of ``D`` is whole output rows, its leading dims a block of whole trailing dims."""
+        rows = [d for d in range(len(D) - 1) if T[d] > 1]
+        return len(T) == len(D) and T[-1] == D[-1] and \
+            not (rows and any(T[d] != D[d] for d in range(rows[0] + 1, len(D) - 1)))
+
+    def _stores_fit(self, T, D) -> bool:
+        """Every result is stored tile by tile, row-major, in the stage's shape."""
+        plan = self.g.gen.plan
+        for v, buf, whole in self.st.stores:
+            t = plan.tensors[buf]
+            if whole or tuple(tensor_shape(v.type)) != D or tuple(t.shape) != D or t.order or \
+                    tuple(self.st.store_tiles.get(buf, T)) != T:
+                return False
+        return True
+
+    @staticmethod
+    def _output_statement(opp, form):
+        """(the statement writing the op's result from the reduction, the reduction's read in it) where the
+        reduction statement is not the result itself (``O = P + Bias``; (None, None) where it is), the row and
+        the column passing through unchanged; None otherwise."""
+        red = opp.prog.stmts[form.stmt]
+        result = opp.inst.results[0]
+        writers = [i for i, s in enumerate(opp.prog.stmts) if s.lhs.tensor == result]
+        if red.lhs.tensor == result:
+            return (None, None) if writers == [form.stmt] else None
+        if len(writers) != 1 or opp.prog.stmts[writers[0]].op != "=" or \
+                [i for i, s in enumerate(opp.prog.stmts) if s.lhs.tensor == red.lhs.tensor] != [form.stmt]:
+            return None
+        s_out = opp.prog.stmts[writers[0]]
+        reads = [a for a in s_out.accesses() if a.tensor == red.lhs.tensor]
+        if len(reads) != 1:
+            return None
+        for k in (-2, -1):
+            mine, theirs = s_out.lhs.indices[k], reads[0].indices[k]
+            var = mine.plain_var() if hasattr(mine, "plain_var") else None
+            if var is None or not hasattr(theirs, "plain_var") or theirs.plain_var() != var:
+                return None
+        return writers[0], reads[0]
 
     # ---- emission
     def generate(self) -> list[str]:
