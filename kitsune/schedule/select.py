@@ -38,7 +38,7 @@ from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.dialects.values import constant_value
 from kitsune.gpu import GPU, get_gpu
 from kitsune.schedule import db as tuning_db
-from kitsune.schedule.configs import Config, GenericConfig, Problem, batched_small, default_config
+from kitsune.schedule.configs import Config, GenericConfig, Problem, _pow2_ge, batched_small, default_config
 from kitsune.schedule.roles import Roles, is_contraction, op_program, roles_of
 
 GEMV_MAX_M = 16
@@ -478,10 +478,6 @@ def transposed_tile(task, tile) -> tuple[int, ...]:
     rest = 4096 // _pow2_ge(math.prod(out[d + 1:]))
     out[d] = min(shape[d], TRANSPOSE_BLOCK, max(16, rest))
     return tuple(out)
-
-
-def _pow2_ge(n: int) -> int:
-    return 1 << max(0, (max(1, int(n)) - 1).bit_length())
 
 
 GATHER_MIN_WORK = 16384
