@@ -1,5 +1,6 @@
-"""What the image models of ``bench/models/`` share: fixed weights with the norms of a trained net, and a batch of
-random images drawn from the factory's seed. (Not a model: a helper the model files import from their folder.)"""
+"""What the image models of ``bench/models/`` share: fixed weights with the norms of a trained net, a batch of
+random images drawn from the factory's seed, and the convolution + BatchNorm + activation block of the mobile
+nets. (Not a model: a helper the model files import from their folder.)"""
 
 import torch
 from torch import nn
@@ -27,3 +28,11 @@ def image_model(build, batch: int, size: int, seed: int):
     m = build()
     trained_norms(m)
     return m.eval(), (torch.randn(batch, 3, size, size, generator=g),)
+
+
+def conv_bn(cin: int, cout: int, k: int, stride: int = 1, groups: int = 1, act=nn.ReLU6) -> nn.Sequential:
+    """A k x k convolution (padding ``k // 2``, no bias) + BatchNorm + ``act()`` (left out where ``act`` is None)."""
+    layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+    if act is not None:
+        layers.append(act())
+    return nn.Sequential(*layers)

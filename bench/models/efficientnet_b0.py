@@ -23,17 +23,12 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _image import image_model  # noqa: E402  (bench/models/_image.py)
+from _image import conv_bn, image_model  # noqa: E402  (bench/models/_image.py)
 
 CFG = ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3), (6, 5, 2, 192, 4),
        (6, 3, 1, 320, 1))
 
 
-def _conv_bn(cin: int, cout: int, k: int, stride: int = 1, groups: int = 1, act: bool = True):
-    layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
-    if act:
-        layers.append(nn.SiLU())
-    return nn.Sequential(*layers)
 
 
 class SqueezeExcite(nn.Module):
@@ -51,9 +46,9 @@ class MBConv(nn.Module):
     def __init__(self, cin: int, cout: int, k: int, stride: int, e: int):
         super().__init__()
         hidden = cin * e
-        layers = [] if e == 1 else [_conv_bn(cin, hidden, 1)]
-        layers += [_conv_bn(hidden, hidden, k, stride, groups=hidden), SqueezeExcite(hidden, max(1, cin // 4)),
-                   _conv_bn(hidden, cout, 1, act=False)]
+        layers = [] if e == 1 else [conv_bn(cin, hidden, 1, act=nn.SiLU)]
+        layers += [conv_bn(hidden, hidden, k, stride, groups=hidden, act=nn.SiLU),
+                   SqueezeExcite(hidden, max(1, cin // 4)), conv_bn(hidden, cout, 1, act=None)]
         self.conv = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
@@ -70,14 +65,14 @@ class EfficientNetB0(nn.Module):
             return max(8, int(c * width))
 
         cin = ch(32)
-        layers = [_conv_bn(3, cin, 3, 2)]
+        layers = [conv_bn(3, cin, 3, 2, act=nn.SiLU)]
         for e, k, s, c, n in CFG:
             cout = ch(c)
             for i in range(min(n, max_repeats)):
                 layers.append(MBConv(cin, cout, k, s if i == 0 else 1, e))
                 cin = cout
         last = ch(1280)
-        layers.append(_conv_bn(cin, last, 1))
+        layers.append(conv_bn(cin, last, 1, act=nn.SiLU))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Linear(last, classes)
 

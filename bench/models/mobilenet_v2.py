@@ -19,24 +19,19 @@ import sys
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _image import image_model  # noqa: E402  (bench/models/_image.py)
+from _image import conv_bn, image_model  # noqa: E402  (bench/models/_image.py)
 
 CFG = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
 
 
-def _conv_bn(cin: int, cout: int, k: int, stride: int = 1, groups: int = 1, act: bool = True):
-    layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
-    if act:
-        layers.append(nn.ReLU6())
-    return nn.Sequential(*layers)
 
 
 class InvertedResidual(nn.Module):
     def __init__(self, cin: int, cout: int, stride: int, t: int):
         super().__init__()
         hidden = cin * t
-        layers = [] if t == 1 else [_conv_bn(cin, hidden, 1)]
-        layers += [_conv_bn(hidden, hidden, 3, stride, groups=hidden), _conv_bn(hidden, cout, 1, act=False)]
+        layers = [] if t == 1 else [conv_bn(cin, hidden, 1)]
+        layers += [conv_bn(hidden, hidden, 3, stride, groups=hidden), conv_bn(hidden, cout, 1, act=None)]
         self.conv = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
@@ -53,14 +48,14 @@ class MobileNetV2(nn.Module):
             return max(8, int(c * width))
 
         cin = ch(32)
-        layers = [_conv_bn(3, cin, 3, 2)]
+        layers = [conv_bn(3, cin, 3, 2)]
         for t, c, n, s in CFG:
             cout = ch(c)
             for i in range(n):
                 layers.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
                 cin = cout
         last = ch(1280)
-        layers.append(_conv_bn(cin, last, 1))
+        layers.append(conv_bn(cin, last, 1))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Linear(last, classes)
 
