@@ -345,9 +345,7 @@ def depthwise_choice(task, anchor: GOp, gpu, use_db: bool) -> "Choice | None":
     p = Problem("depthwise", M=math.prod(shape[:-1]), N=shape[-1], K=form.krows * form.kcols,
                 row=tensor_shape(x.type)[-1], rows=shape[-2], batch=shape[-3], elem_bytes=eb, split_ok=False,
                 stride=form.col_stride if form.col_stride > 1 else 0)
-    cfg, source = ((tuning_db.lookup(p, gpu) if use_db else None), "database")
-    if cfg is None:
-        cfg, source = default_config(p, gpu), "heuristic"
+    cfg, source = config_for(p, gpu, use_db, None)
     return Choice("depthwise", cfg, depthwise_tile(shape, cfg), p, anchor,
                   f"depthwise window {form.krows}x{form.kcols}: strips of a row in registers", source)
 
