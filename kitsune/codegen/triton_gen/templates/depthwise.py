@@ -141,7 +141,7 @@ class DepthwiseGen:
         g.tile.local = tuple(tix.local[:-1]) + (vec,)
         red = opp.prog.stmts[form.stmt]
         red_ext = opp.bound.extents[form.stmt]
-        pieces = []  # per strip column o: (output index, the reduction's index, its variables' binding)
+        pieces = []  # per strip column o: (output index, the reduction's index)
         for o in range(V):
             idx = rows + (ladd(strip0, lconst(o)),)
             ridx = idx
@@ -149,10 +149,10 @@ class DepthwiseGen:
                 s_out = opp.prog.stmts[self.out_stmt]
                 bnd, _, _ = ev.invert(opp, s_out, idx, opp.bound.extents[self.out_stmt])
                 ridx = ev.index_lins(opp, self.p_access, bnd)
-            bnd, _, _ = ev.invert(opp, red, ridx, red_ext)
-            pieces.append((idx, ridx, bnd))
+            pieces.append((idx, ridx))
         reduce_vars = [v for v in red.all_vars if v not in set(red.lhs.vars)]
-        base = dict(pieces[0][2])
+        # the reduction's variables at the strip's first column (the loads below set the column themselves)
+        base = dict(ev.invert(opp, red, pieces[0][1], red_ext)[0])
         for v in reduce_vars:
             base[v] = lconst(0)
         accs = [b.fresh("acc") for _ in range(V)]
@@ -183,7 +183,7 @@ class DepthwiseGen:
                     b.em.emit(f"{a} = {a} + {x} * {wcode}", max(1, wt.depth))
         # the epilogue: each accumulator is the reduction at its column of the strip
         outs: dict[str, list[TV]] = {buf: [] for _, buf, _ in st.stores}
-        for (idx, ridx, _), a in zip(pieces, accs):  # (the pieces' indices differ in the column: their values
+        for (idx, ridx), a in zip(pieces, accs):  # (the pieces' indices differ in the column: their values
             # never share a memo entry, while what does not depend on the column, a per-channel parameter, is
             # loaded once for all of them)
             b.memo[("t", id(self.op), red.lhs.tensor, tuple(x.key() for x in ridx))] = TV(a, pf, 1, "f")
