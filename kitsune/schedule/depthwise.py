@@ -41,10 +41,6 @@ class DepthwiseForm:
         return (-self.col_pad) // sv, (self.col_stride * (v - 1) + self.kcols - 1 - self.col_pad) // sv
 
 
-def _single(ix, var: str) -> bool:
-    return isinstance(ix, Affine) and ix.plain_var() == var
-
-
 def depthwise_form(op) -> DepthwiseForm | None:
     """``op``'s depthwise form (module docstring), or None."""
     from kitsune.schedule.roles import roles_of
@@ -75,9 +71,8 @@ def depthwise_form(op) -> DepthwiseForm | None:
     ext = bound.extents[r.stmt]
     if any(int(ext.get(v, 1)) != 1 for v in reduce_vars if v not in (kcol, krow)):
         return None  # several input channels an output: a convolution's implicit GEMM, not this
-    others = [ix for ix in x.indices[:-2]]
     if any(not isinstance(ix, Affine) or row in ix.vars or col in ix.vars or krow in ix.vars or kcol in ix.vars
-           for ix in others):
+           for ix in x.indices[:-2]):
         return None
     if any(not isinstance(ix, Affine) or row in ix.vars or col in ix.vars for ix in w.indices):
         return None
