@@ -322,3 +322,36 @@ def test_convolution_stays_in_its_batchnorm_epilogue():
     assert viewed_contraction(_task_with(formed, "graph.conv2d"), 0.0) is None
     out = _lowered(text, [FormRegionsPass(), MaterializePass(viewed_flops=0), ChooseSchedulesPass(db=False)])
     assert _task_with(out, "graph.conv2d") is _task_with(out, "graph.batch_norm")
+
+
+SQUEEZE_MEAN = """func.func @main(%x: tensor<32x1152x7x7xf32>) -> tensor<32x1152x1x1xf32> {
+  %m = graph.mean %x {dims = [2, 3], keepdim = true} : tensor<32x1152x7x7xf32> -> tensor<32x1152x1x1xf32>
+  func.return %m : tensor<32x1152x1x1xf32>
+}"""
+
+
+def test_short_row_reduction_takes_many_rows_a_program():
+    """EfficientNet-B0's squeeze-excitation mean over 7 x 7 images: a reduction of 49 steps a row would run one
+    row a program (36 864 programs of a few hundred bytes); its tile grows along the channels, the rows adjacent
+    in memory, to about ``GROW_WORK`` element-steps while the grid keeps two programs an SM. Meaning preserved;
+    end to end (Triton's interpreter) the generated stage reduces a [rows, steps] block and matches eager."""
+    import torch
+
+    import kitsune
+    from kitsune.schedule.select import GROW_WORK
+
+    out = _lowered(SQUEEZE_MEAN, [FormRegionsPass(), ChooseSchedulesPass(db=False)])
+    (t,) = _tasks(out)
+    tile = t.tile_sizes()
+    assert tile == (1, 128, 1, 1), tile  # 128 rows x 49 steps >= GROW_WORK / 2; 288 programs
+    assert 128 * 49 >= GROW_WORK // 2
+
+    class SqueezeMean(torch.nn.Module):
+        def forward(self, a):
+            return a.mean(dim=(2, 3), keepdim=True)
+
+    x = torch.randn(32, 1152, 7, 7)
+    cm = kitsune.compile(SqueezeMean(), (x,), mode="bulk-sync", device="cpu")
+    assert "tile [1, 128, 1, 1] of [32, 1152, 1, 1]" in cm.source
+    assert re.search(r"tl\.sum\([^)]*axis=1\)", cm.source), cm.source
+    torch.testing.assert_close(cm(x), x.mean(dim=(2, 3), keepdim=True), rtol=1e-5, atol=1e-5)
