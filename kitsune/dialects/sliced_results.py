@@ -8,8 +8,8 @@ at the index shifted by the slice's start (``kitsune.codegen.triton_gen.stage``)
 once for all its slices and nothing is recomputed per slice.
 
 ``slice_offsets`` finds the shift: the result must be computed from slices (step 1, any dims) of the domain
-value by ops that keep the index (elementwise ops, whose result has the slice's shape), and every path from
-the domain to it must cross slices of the same starts.
+value by ops that keep the index (elementwise ops and inference batch norms, ``OpDef.keeps_index``, whose
+result has the slice's shape), and every path from the domain to it must cross slices of the same starts.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def slice_offsets(v: SSAValue, domain: SSAValue) -> tuple[int, ...] | None:
         dep = [p for _, p in parts if p != FREE]
         if not dep:
             r = FREE
-        elif op.OPDEF.category != "elementwise" or tensor_shape(x.type) != vshape or any(p == NONE for p in dep) \
+        elif not op.OPDEF.keeps_index or tensor_shape(x.type) != vshape or any(p == NONE for p in dep) \
                 or len(set(dep)) != 1 or any(p != FREE and tensor_shape(o.type) != vshape for o, p in parts):
             r = NONE
         else:

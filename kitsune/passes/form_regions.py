@@ -119,7 +119,7 @@ def op_class(op: Operation) -> str:
     cat = op.OPDEF.category
     if cat == "constant":
         return "const"
-    if cat == "elementwise" or op.OPDEF.name == "batch_norm":
+    if op.OPDEF.keeps_index:
         return "ew"
     if cat == "layout":
         return "layout"

@@ -77,6 +77,13 @@ class OpDef:
     def layout(self) -> bool:
         return self.semantics is None
 
+    @property
+    def keeps_index(self) -> bool:
+        """Each result element is computed from the operands' elements at its own index (broadcast per
+        channel included), reducing nothing: the elementwise ops, and ``batch_norm`` (inference: a per-channel
+        affine of running statistics), which the fusion rules treat as elementwise."""
+        return self.category == "elementwise" or self.name == "batch_norm"
+
 
 OPS: dict[str, OpDef] = {}
 

@@ -185,6 +185,59 @@ def test_merged_convolution_stores_its_slices_from_one_tile(mode):
         torch.testing.assert_close(cm(x), ref, rtol=1e-4, atol=1e-4)
 
 
+class _BottleneckEntry:
+    """ResNet-50's first bottleneck: its 1 x 1 reduction (+ BatchNorm + ReLU) and its 1 x 1 downsample (+ BatchNorm)
+    read the same input; built lazily (torch is imported by the test)."""
+
+    @staticmethod
+    def build():
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1, self.b1 = nn.Conv2d(16, 16, 1, bias=False), nn.BatchNorm2d(16)
+                self.c2, self.b2 = nn.Conv2d(16, 32, 1, bias=False), nn.BatchNorm2d(32)
+
+            def forward(self, x):
+                return torch.relu(self.b1(self.c1(x))), self.b2(self.c2(x))
+
+        torch.manual_seed(0)
+        m = M()
+        for bn in (m.b1, m.b2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 1.5)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
+        return m.eval()
+
+
+def test_merged_convolution_slices_through_batch_norms():
+    """Sibling 1 x 1 convolutions each under an inference BatchNorm (ResNet-50's bottleneck entry) merge into one
+    conv-template stage: the BatchNorm keeps the index (``OpDef.keeps_index``), so each branch is a slice of the
+    merged output, stored from the one accumulator with its own channels' statistics; before, the BatchNorm hid
+    the slices and the merged task fell to the evaluator on one output channel a tile. The program matches eager."""
+    import torch
+
+    import kitsune
+
+    m = _BottleneckEntry.build()
+    x = torch.randn(2, 16, 10, 10)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu")
+    src = cm.source
+    stage = src[src.index("(contraction): programs"):]
+    stage = stage[:stage.index("@triton.jit")]
+    assert "of [2, 48, 10, 10]" in stage, stage[:200]
+    assert stage.count("tl.store(") == 2 and stage.count("tl.dot(") == 1, stage
+    for s in range(2):
+        x = torch.randn(2, 16, 10, 10, generator=torch.Generator().manual_seed(s))
+        with torch.no_grad():
+            ref = m(x)
+        for got, want in zip(cm(x), ref):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_slice_offsets():
     """A result computed from a slice by elementwise ops is a slice of the domain at the slice's start; a
     result that mixes two offsets, or reads the domain whole, is not."""
