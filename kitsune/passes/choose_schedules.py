@@ -183,6 +183,8 @@ class ChooseSchedulesPass(ModulePass):
             return {k: v.value.data for k, v in c.data.items()} if c is not None else None
 
         def retile_gemm(t, bm) -> bool:
+            if cfg_of(t).get("GLUON") and bm < 16 * cfg_of(t).get("warps", 8):
+                return False  # (the Gluon form's wgmma gives each warp 16 rows: ``templates/gemm_tma.py``)
             cfg = config_from("gemm", {**cfg_of(t), "BM": bm})
             a, _ = anchor_of(t)
             tile = gemm_tile(roles_of(a), "gemm", cfg) if a is not None else None
@@ -228,7 +230,9 @@ class ChooseSchedulesPass(ModulePass):
                         changed |= rows_of(cons, pt[:-1], tensor_shape(cons.outs[0].type))
                     elif pcfg is None:
                         changed |= rows_of(prod, ct[:-1], tensor_shape(prod.outs[0].type))
-                    elif cons.attributes.get("template") == StringAttr("gemm") and "BM" in pcfg:
+                    elif cons.attributes.get("template") == StringAttr("gemm") == prod.attributes.get("template"):
+                        # (a gemm after another: an attention's BM of 64 queries made Llama prefill's output
+                        # projection a 64-row tile its Gluon config does not run, on 8 warps)
                         changed |= retile_gemm(cons, pcfg["BM"])
             if not changed:
                 break

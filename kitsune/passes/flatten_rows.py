@@ -7,8 +7,8 @@ tiles of one 56-pixel row) the GEMMs run mostly empty tiles, and the Gluon TMA f
 divide each matrix's rows, is out of reach.
 
 This pass finds the region of *row-local* ops around such a linear, ops that treat every row (the last dim) on
-its own: linears, elementwise ops whose other operands broadcast along the last dim only (a bias, a scalar), and
-norms / softmaxes over the last dim; all of the region's values share the leading dims ``L``. It rewrites the
+its own: linears, elementwise ops whose other operands broadcast along the last dim only (a bias, a scalar),
+slices and splits of the last dim (a gated projection's halves), and norms / softmaxes over the last dim; all of the region's values share the leading dims ``L``. It rewrites the
 region on ``[prod(L), n]`` rows; values entering it are reshaped to rows and values leaving it (to attention,
 to a concat over tokens, to the function's results) are reshaped back. ``graph-canonicalize`` does the opposite
 for reshapes that only regroup leading dims, so the pass runs after it; both keep the meaning, which the
@@ -49,13 +49,17 @@ def _broadcast_row(v: SSAValue) -> bool:
 
 def _row_local(op, lead: tuple[int, ...]) -> bool:
     """``op`` treats every row of its leading dims ``lead`` on its own (see the module doc)."""
-    if not isinstance(op, GOp) or len(op.results) != 1:
+    if not isinstance(op, GOp) or not op.results:
         return False
     out = _shape(op.results[0])
-    if out[:-1] != lead or len(out) < 2:
+    if any(_shape(r)[:-1] != lead for r in op.results) or len(out) < 2:
         return False
     name, cat = op.OPDEF.name, op.OPDEF.category
     a = op.attrs()
+    if name in ("slice", "split"):  # columns of each row (a gated projection's halves)
+        return a["dim"] % len(out) == len(out) - 1 and _shape(op.operands[0])[:-1] == lead
+    if len(op.results) != 1:
+        return False
     if name == "linear":
         return _shape(op.operands[0])[:-1] == lead and len(_shape(op.operands[1])) == 2
     if name in ("layer_norm", "rms_norm"):
@@ -80,7 +84,7 @@ def region_of(seed, lead: tuple[int, ...]) -> list:
     while stack:
         op = stack.pop()
         near = [v.owner for v in op.operands if _full(v, lead)]  # the producers of its rows
-        near += [u.operation for u in op.results[0].uses]  # the readers of its rows
+        near += [u.operation for r in op.results for u in r.uses]  # the readers of its rows
         for o in near:
             if o in members or not isinstance(o, GOp) or o.parent_block() is not block or not _row_local(o, lead):
                 continue
@@ -131,18 +135,23 @@ def flatten_region(ops: list, lead: tuple[int, ...]) -> None:
                 operands.append(add_before(graph.build("reshape", [v], [t]), op))
             else:
                 operands.append(v)
-        new = graph.build(op.OPDEF.name, operands, [flat_type(op.results[0])], **op.attrs())
-        mapped[op.results[0]] = add_before(new, op)
+        a = op.attrs()
+        if op.OPDEF.name in ("slice", "split"):
+            a = {**a, "dim": 1}
+        new = graph.build(op.OPDEF.name, operands, [flat_type(r) for r in op.results], **a)
+        new.location = op.location
+        block.insert_op_before(new, op)
+        mapped.update(zip(op.results, new.results))
     # values leaving the region: reshaped back for their readers outside it
     for op in ops:
-        old = op.results[0]
-        outside = [u for u in old.uses if u.operation not in members]
-        if outside:
-            back = graph.build("reshape", [mapped[old]], [old.type])
-            back.location = op.location
-            block.insert_op_after(back, mapped[old].owner)
-            for u in outside:
-                u.operation.operands[u.index] = back.results[0]
+        for old in op.results:
+            outside = [u for u in old.uses if u.operation not in members]
+            if outside:
+                back = graph.build("reshape", [mapped[old]], [old.type])
+                back.location = op.location
+                block.insert_op_after(back, mapped[old].owner)
+                for u in outside:
+                    u.operation.operands[u.index] = back.results[0]
     for op in reversed(ops):
         op.detach()
         op.erase()

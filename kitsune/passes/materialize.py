@@ -177,7 +177,7 @@ def _needs_own_task(task: df.TaskOp, op) -> bool:
     """Whether contraction ``op``, off the anchor path of ``task``, is better off in a task of its own: every use
     of its result reaches the task's results through layout and elementwise ops (nothing re-reads it), one of
     them a layout op other than a slice (slices of a contraction combined elementwise are the sliced gemv's: a
-    decode step's gate / up projection, ``select.sliced_gemv``); or a normalisation or reduction reads it that
+    decode step's gate / up projection, ``select.sliced_contraction``); or a normalisation or reduction reads it that
     does not run in its epilogue (``select.row_epilogue_contraction``: ConvNeXt's LayerNorm over the channels
     of a convolution, through a permute, evaluated the convolution anew for each of its statistics). A
     contraction or gather downstream leaves it where it is (a GEMM chain's, a gathered projection's)."""

@@ -36,12 +36,14 @@ class Problem:
     mem_cols: int = 0  # chain: columns of the layers' operands read from memory, in 64-column chunks
     layout: int = 0  # conv: 1 where the program stores the input channels-last (``kitsune.schedule.storage``)
     stride: int = 0  # depthwise: the window's column stride (``row``: the input row's length)
+    slices: int = 0  # gemm: slices of the contraction a result column reads (a gated projection's 2), one
+    # accumulator each (``select.sliced_contraction``); N is then the result's columns
 
     def key(self) -> str:
-        # (mem_cols, layout and stride only where set: the keys of the tuning database's entries stay what they
-        # were)
+        # (mem_cols, layout, stride and slices only where set: the keys of the tuning database's entries stay what
+        # they were)
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
-                        if f.name not in ("mem_cols", "layout", "stride") or getattr(self, f.name))
+                        if f.name not in ("mem_cols", "layout", "stride", "slices") or getattr(self, f.name))
 
 
 def _pow2_ge(n: int) -> int:
@@ -127,14 +129,16 @@ class GemmConfig(Config):
     SKEW: int = 0  # Gluon, split: K steps the last part of a tile takes beyond an even share (``kspan``)
 
     def resources(self, p: Problem) -> Resources:
-        smem = (self.BM + self.BN) * self.BK * p.elem_bytes * self.stages * self.BB
+        # (Triton's ring: ``stages`` buffers of the K step's operand chunks, a weight chunk a slice)
+        smem = (self.BM + self.BN * max(1, p.slices)) * self.BK * p.elem_bytes * self.stages * self.BB
         if self.GLUON:
             # (``warps``: the kernel's launch; the loader partition's warp takes a warpgroup's slot beside them
             # and setmaxnreg shares the registers out)
             threads = 32 * (self.warps + (4 if self.GLUON == 2 else 0))
             cbuf = self.gluon_result_buffer(p.elem_bytes)  # the result's way out (a TMA store), where it fits
             return Resources(self.warps, min(255, 65536 // threads), smem + cbuf + 1024)
-        acc = self.BB * self.BM * self.BN // (32 * self.warps)  # fp32 accumulator registers per thread
+        # fp32 accumulator registers per thread (one accumulator a slice the result reads: ``Problem.slices``)
+        acc = self.BB * self.BM * self.BN * max(1, p.slices) // (32 * self.warps)
         norm = acc if p.row else 0  # a norm in the epilogue holds the centred row beside the accumulator
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
 
@@ -168,6 +172,8 @@ class GemmConfig(Config):
         return self.tiles(p) * self.SPLIT
 
     def estimate_s(self, p: Problem, gpu: GPU) -> float:
+        if p.slices > 1:  # a tile of the result runs the K loop of each slice's columns: a tile as wide as all
+            return replace(self, BN=self.BN * p.slices).estimate_s(replace(p, N=p.N * p.slices, slices=0), gpu)
         ctas = max(1, ctas_per_sm(self.resources(p), gpu))
         slots = gpu.sm_count * ctas
         items = self.work_items(p)
@@ -232,6 +238,10 @@ class GemmConfig(Config):
                     continue
                 if p.K % 8 and p.K > 64 and BM * BN > 128 * 128:
                     continue  # rows not 16-byte aligned: no async copies, and a 128 x 256 tile spills (AOT)
+                if p.slices and (BM * BN * p.slices > 128 * 32 * w
+                                 or (BM + BN * p.slices) * 64 * p.elem_bytes * st > get_gpu("h100").smem_per_cta_bytes):
+                    continue  # an accumulator a slice: at most 128 registers a thread, the ring within a CTA's
+                    # shared memory
                 out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=split, warps=w, stages=st))
         # one program per tile (after the persistent configs: the heuristic ranks them alike, ties keep the
         # persistent grid)
@@ -311,8 +321,8 @@ class GemmConfig(Config):
         """The Gluon forms (``GLUON``, persistent, unsplit) for 16-bit operands with 16-byte aligned rows and whole
         tiles (bench/kernels/NOTES.md section 13: within 1% of cuBLAS on the GPT-3 MLP shapes at 128 x 128 on two
         warpgroups, warp-specialised, and 128 x 256 pipelined); after the Triton forms, which win ties."""
-        if p.elem_bytes != 2 or p.batch != 1 or p.K % 8:
-            return []
+        if p.elem_bytes != 2 or p.batch != 1 or p.K % 8 or p.slices:
+            return []  # (sliced results: the Triton form, a dot a slice)
         out = []
         for form in (2, 1):
             # (128 x 128 at 6 stages: 225 KB of shared memory with the result's buffer; at 7, 224 KB of ring alone,

@@ -59,12 +59,23 @@ def _elementwise(op: GOp) -> bool:
     return op.OPDEF.keeps_index
 
 
+def _unit_reshape(op) -> bool:
+    """A reshape that only adds or drops dims of one (``[200, n] -> [1, 200, n]``: kitsune-flatten-rows' exit)."""
+    if not isinstance(op, GOp) or op.OPDEF.name != "reshape":
+        return False
+    a, b = tensor_shape(op.operands[0].type), tensor_shape(op.results[0].type)
+    return [d for d in a if d != 1] == [d for d in b if d != 1]
+
+
 def anchor_of(task) -> tuple[GOp | None, str]:
-    """The op task result #0 comes from through same-shape elementwise ops, or why there is none."""
+    """The op task result #0 comes from through same-shape elementwise ops (and a last reshape that only adds
+    or drops unit dims: ``choose`` maps the tile), or why there is none."""
     y = task.body.blocks.first.last_op
     if not y.operands:
         return None, "no results"
     v = y.operands[0]
+    if _unit_reshape(v.owner):
+        v = v.owner.operands[0]
     shape = tensor_shape(v.type)
     seen = 0
     while isinstance(v.owner, GOp) and seen < 64:
@@ -183,8 +194,9 @@ def problem_of(task, anchor: GOp, r: Roles, row: int = 0) -> tuple[Problem, str]
     if not is_contraction(r):
         return None
     y = task.body.blocks.first.last_op
-    if tensor_shape(y.operands[0].type) != tensor_shape(anchor.results[0].type):
-        return None
+    res, out = tensor_shape(y.operands[0].type), tensor_shape(anchor.results[0].type)
+    if [d for d in res if d != 1] != [d for d in out if d != 1] or res != out and not _unit_reshape(y.operands[0].owner):
+        return None  # (the same shape, or a last reshape that adds or drops unit dims: ``anchor_of``)
     M, N, K, B = r.extent("M"), r.extent("N"), r.extent("K"), r.extent("batch")
     if N == 1:
         return None  # a matrix-vector product along the rows: the evaluator's row reduction (no tl.dot)
@@ -590,15 +602,18 @@ def _through_slices(task, c: GOp) -> bool:
     return True
 
 
-def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
-    """A skinny contraction whose result reaches the task's first result through layout ops along the last dim
-    only (Llama's fused gate/up projection, sliced in two and multiplied): a gemv of the task's result tile,
-    each output column reading the contraction at the columns its slices name; no split (the combine would
-    need every slice's partial sums)."""
+def sliced_contraction(task, gpu, use_db: bool) -> Choice | None:
+    """A contraction whose result reaches the task's first result through slices along the last dim and
+    elementwise ops only (Llama's fused gate/up projection, sliced in two and multiplied): a gemv (M up to
+    ``GEMV_MAX_M``) or gemm of the task's result tile, each output column reading the contraction at the
+    columns its slices name -- a K loop a slice, each with its accumulator (``Problem.slices``); no split (the
+    combine would need every slice's partial sums)."""
     c = sole_contraction(task)
     r = roles_of(c) if c is not None else None
-    if r is None or not is_contraction(r) or r.extent("M") > GEMV_MAX_M:
+    if r is None or not is_contraction(r):
         return None
+    if r.extent("M") > GEMV_MAX_M:
+        return _sliced_gemm(task, c, r, gpu, use_db)
     out = tensor_shape(c.results[0].type)
     res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
     nv = r.vars("N")
@@ -614,6 +629,26 @@ def sliced_gemv(task, gpu, use_db: bool) -> Choice | None:
         cfg, source = default_config(p, gpu), "heuristic"
     tile = tuple(list(res[:-1]) + [min(cfg.BN, res[-1])])
     return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
+
+
+def _sliced_gemm(task, c: GOp, r: Roles, gpu, use_db: bool) -> Choice | None:
+    """``sliced_contraction``'s gemm (the Triton form: a dot a slice in one tile)."""
+    out = tensor_shape(c.results[0].type)
+    res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
+    nv = r.vars("N")
+    if len(res) < 2 or math.prod(out[:-1]) != math.prod(res[:-1]) or len(nv) != 1 or r.lhs_vars[-1] != nv[0] \
+            or out[-1] % res[-1] or out[-1] == res[-1] or not _through_slices(task, c):
+        return None  # (one slice: problem_of's, where it has a form; leading dims regrouped by a reshape:
+        # kitsune-flatten-rows' exit from 2-D rows)
+    eb = max(elem_bytes(o.type) for o in c.operands[:2])
+    p = Problem("gemm", M=r.extent("M"), N=res[-1], K=r.extent("K"), batch=r.extent("batch"), elem_bytes=eb,
+                split_ok=False, slices=out[-1] // res[-1])
+    cfg, source = (tuning_db.lookup(p, gpu) if use_db else None), "database"
+    if cfg is None or cfg.SPLIT > 1 or cfg.GLUON:
+        cfg, source = default_config(p, gpu), "heuristic"
+    tile = tuple([1] * (len(res) - 2) + [min(cfg.BM, res[-2]), min(cfg.BN, res[-1])])
+    return Choice("gemm", cfg, tile, p, c, f"roles {r.summary()}, {p.slices} slices along N into the result",
+                  source)
 
 
 def config_for(p: Problem, gpu: GPU, use_db: bool, forced: dict | None) -> tuple[Config, str]:
@@ -702,6 +737,20 @@ def attention_tile(shape, L: int, E: int, cfg) -> tuple[int, ...]:
 
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
     """Template, config and tile of one dataflow task."""
+    c = _choose(task, gpu, use_db, forced)
+    if not task.outs or len(c.tile) == len(tensor_shape(task.outs[0].type)):
+        return c
+    # the anchor's tile through a last reshape that only adds or drops unit dims (``anchor_of``)
+    shape = tensor_shape(task.outs[0].type)
+    kept = [t for t, n in zip(c.tile, tensor_shape(c.anchor.results[0].type)) if n != 1] if c.anchor else None
+    if kept is None or len(kept) != sum(1 for n in shape if n != 1):
+        return Choice("generic", GenericConfig(), task.tile_sizes(), None, c.anchor,
+                      f"{c.note}; its tile does not map onto the result's dims", "task")
+    it = iter(kept)
+    return replace(c, tile=tuple(1 if n == 1 else next(it) for n in shape))
+
+
+def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
     gpu = get_gpu(gpu)
     tile0 = task.tile_sizes()
     ch = chain_choice(task, gpu, use_db, forced)
@@ -736,7 +785,7 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
         if got is not None and norms and got[0].template == "gemm":
             got = None  # a norm over rows the gemm tile does not span: the evaluator runs the task
     if got is None:
-        sliced = sliced_gemv(task, gpu, use_db)
+        sliced = sliced_contraction(task, gpu, use_db)
         if sliced is not None:
             return sliced
         kind = "pointwise" if not any(isinstance(o, GOp) and o.OPDEF.category != "elementwise"
@@ -758,4 +807,4 @@ def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | No
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_gemv", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "sole_contraction"]

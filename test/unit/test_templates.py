@@ -920,6 +920,53 @@ def test_tensor_core_gemv_gated_loops_fused(monkeypatch, tmp_path, form, swap):
     assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
 
 
+@pytest.mark.parametrize("rows,n,fused", [(256, 64, False), (200, 96, True)])
+def test_gated_projection_of_many_rows_is_one_gemm(rows, n, fused):
+    """A gated projection of prefill's many rows (Llama's MLP: ``silu(x Wg^T) * (x Wu^T)``, two linears that
+    kitsune-merge-siblings makes one, or one linear sliced in two): the gemm template on the result's tile
+    (``select.sliced_contraction``), each tile running one K loop that carries an accumulator a slice (the
+    gate's and the up's columns of the merged weight), the epilogue multiplying them; before, the evaluator ran
+    it as two K loops of a generic task. Rows and columns that do not divide the tile included; matches eager."""
+    import torch
+    from torch import nn
+
+    import kitsune
+    from kitsune.frontend.torch_export import rel_err
+
+    k = 128
+
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            if fused:
+                self.gate_up = nn.Linear(k, 2 * n, bias=False)
+            else:
+                self.gate, self.up = nn.Linear(k, n, bias=False), nn.Linear(k, n, bias=False)
+
+        def forward(self, x):
+            if fused:
+                gate, up = self.gate_up(x).chunk(2, dim=-1)
+            else:
+                gate, up = self.gate(x), self.up(x)
+            return nn.functional.silu(gate) * up
+
+    torch.manual_seed(0)
+    m = Gated()
+    x = torch.randn(1, rows, k)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
+    assert 'template = "gemm"' in stage, stage
+    body = cm.source[cm.source.index("for it in range"):]
+    body = body[:body.index("tl.store(")]
+    (loop,) = re.findall(rf"for k\d+ in range\(0, {k}, \d+\):", body)
+    loop = body[body.index(loop):]
+    loop = loop[:re.search(r"\n {8}\S", loop).start()]
+    assert len(re.findall(r"\btl\.dot\(|_dot_lp\(", loop)) == 2, body
+    with torch.no_grad():
+        ref = m(x)
+    assert rel_err(first_output(cm(x)).numpy(), ref.numpy()) < 1e-4
+
+
 def test_gemm_epilogue_residual_loaded_after_k_loop():
     """A GEMM + LayerNorm + residual stage (MeshGraphNet's edge MLP tail): the residual's load is emitted after
     the K loop, not before it (where its tile was held in registers through the loop: 220 registers and two CTAs

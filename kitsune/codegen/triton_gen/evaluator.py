@@ -170,6 +170,16 @@ class Evaluator:
             lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
             sshape = tensor_shape(src.type)
             sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
+            kept = [x for x, d in zip(idx, tensor_shape(v.type)) if d != 1]
+            if not isinstance(src.owner, Block) and src not in self.pop_of and \
+                    any(u.operation is op.parent_block().last_op for u in v.uses) and \
+                    [d for d in sshape if d != 1] == [d for d in tensor_shape(v.type) if d != 1]:
+                # a result of the task that is a value of it with unit dims added or dropped only (kitsune-
+                # flatten-rows' exit): the index itself, not the digits of its flat offset, which wrap the lanes a
+                # tile holds past a dim's end into other rows (the dot template then finds no [rows, K] x
+                # [K, columns] form)
+                it = iter(kept)
+                sidx = tuple(lconst(0) if d == 1 else next(it) for d in sshape)
             if isinstance(src.owner, Block) and src in self.stage.args and \
                     self.gen.plan.tensors[self.stage.args[src]].row_major:
                 # a row-major tensor in memory: the reshape's flat index is its offset (DLRM's triangle gathered

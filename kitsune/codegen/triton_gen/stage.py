@@ -228,10 +228,15 @@ class StageGen:
         self.close_work_items(body_saved)
         cfg = self.ev.cfg
         if FUSE_SIBLING_LOOPS and self.template == "gemv" and cfg.get("DOT") and not cfg.get("SWAP"):
-            # a tensor-core gemv's accumulators are [16, BN]: two fit where one did (a GEMM's would not); the
-            # fused loop's weight chunks must fit the shared-memory ring (the weight-first form's do not: on the
-            # H100 its three configs tried, 278-557 KB)
+            # a tensor-core gemv's accumulators are [16, BN]: two fit where one did; the fused loop's weight
+            # chunks must fit the shared-memory ring (the weight-first form's do not: on the H100 its three
+            # configs tried, 278-557 KB)
             return fuse_sibling_dot_loops(self.body_text(), self.fusable_loops(cfg))
+        if FUSE_SIBLING_LOOPS and self.template == "gemm" and not cfg.get("GLUON"):
+            # a sliced gemm's K loops, one a slice of the contraction the result reads (``select.
+            # sliced_contraction``), all in one: its config was chosen with an accumulator and a weight chunk in
+            # the ring a slice (``Problem.slices``, ``GemmConfig.resources``)
+            return fuse_sibling_dot_loops(self.body_text(), max_loops=len(self.body_text()))
         return self.body_text()
 
     def fusable_loops(self, cfg: dict) -> int:
