@@ -473,3 +473,28 @@ def test_on_gpu(tmp_path, cfg, kind):
         err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
         assert err < 1e-2, err
     assert mod._bump_in_kernel(state, None) and int(state["epoch"][0]) == 2  # moved on by the kernel itself
+
+
+THREE_RESULTS = """func.func @main(%x: tensor<256x384xbf16>, %w: tensor<128x384xbf16>, %r: tensor<256x128xbf16>)
+    -> (tensor<256x128xbf16>, tensor<256x128xbf16>, tensor<256x128xbf16>) {
+  %l = graph.linear %x, %w : tensor<256x384xbf16>, tensor<128x384xbf16> -> tensor<256x128xbf16>
+  %h = graph.add %r, %l : tensor<256x128xbf16>, tensor<256x128xbf16> -> tensor<256x128xbf16>
+  %q = graph.mul %h, %h : tensor<256x128xbf16>, tensor<256x128xbf16> -> tensor<256x128xbf16>
+  %a = graph.relu %h : tensor<256x128xbf16> -> tensor<256x128xbf16>
+  func.return %h, %q, %a : tensor<256x128xbf16>, tensor<256x128xbf16>, tensor<256x128xbf16>
+}"""
+
+
+def test_result_buffers_of_several_results_fit_together():
+    """A Gluon gemm stage storing three results (Llama prefill's down projection: the residual sum and what the
+    next RMSNorm reads of it) at 5 stages: the ring takes 160 KB, so two 32 KB result buffers fit beside it in
+    the H100's 227 KB and the third result leaves from registers (each result asked for a buffer of its own
+    before: 256 KB, which the GPU refused to launch)."""
+    k = kernel_text(gluon_source(THREE_RESULTS, GemmConfig(BM=128, BN=128, BK=64, GROUP_M=8, warps=8, stages=5,
+                                                          GLUON=2)))
+    assert "Gluon form does not apply" not in k
+    own = re.findall(r"_cbuf\d+ = gl\.allocate_shared_memory\(tl\.bfloat16, \[128, 128\]", k)
+    assert len(own) == 2, k
+    assert 5 * 256 * 64 * 2 + 2 * 128 * 128 * 2 + 1024 <= 227 * 1024 < 5 * 256 * 64 * 2 + 3 * 128 * 128 * 2
+    assert k.count("tma.async_copy_shared_to_global(") == 2
+    assert re.search(r"\b(tl|gl)\.store\(", k), k  # the third

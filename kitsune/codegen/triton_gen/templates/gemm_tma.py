@@ -84,6 +84,7 @@ class GemmTmaGen:
         self.cbufs: list[tuple[str, str, str]] = []  # (buffer, descriptor, output) of result parts stored by TMA
         self.cbase: dict[str, int] = {}  # output -> n of its buffer ``_cbuf{n}``
         self.cplace: dict[str, str] = {}  # output -> where its buffers are (``result_buffer``)
+        self.cown = 0  # bytes of the results' own buffers so far
         self.cprelude: list[str] = []  # their layouts, buffers and descriptors (depth 0)
         self.pack: Packing | None = None  # where W is uploaded packed
 
@@ -291,9 +292,15 @@ class GemmTmaGen:
         """Where the ``n``-th result's tile waits for its TMA store: ``"own"`` (a buffer of its own, where it fits
         beside the ring: ``GemmConfig.gluon_result_buffer``), the ring's first A slots (the first result, where every
         program has one tile: after its K loop no load is in flight and every wgmma has retired; the store is
-        waited for before the kernel ends), or None: stored from registers."""
+        waited for before the kernel ends), or None: stored from registers. Own buffers of several results must
+        fit beside the ring together (Llama prefill's down projection stores three results: 256 KB of shared
+        memory against the H100's 227 KB, which the kernel then failed to launch with)."""
+        from kitsune.gpu import get_gpu
+
         cfg = GemmConfig(BM=self.BM, BN=self.BN, BK=self.BK, stages=self.S, GLUON=self.form)
-        if cfg.gluon_result_buffer(out_bytes):
+        need = cfg.gluon_result_buffer(out_bytes)
+        if need and cfg.gluon_ring_bytes() + self.cown + need + 1024 <= get_gpu("h100").smem_per_cta_bytes:
+            self.cown += need
             return "own"
         a_ring = self.S * self.BM * self.BK * 2
         if n == 0 and self.st.work_items <= self.st.programs and a_ring >= self.BM * min(self.BN0, 128) * out_bytes:
