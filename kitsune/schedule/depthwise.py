@@ -4,7 +4,9 @@ A contraction ``P[.., oh, ow] += X[.., oh*s + kh*e - p, ow + kw - q] * F[..]`` i
 element reads one input row band of one channel: apart from the window variables (``kh`` next to the output
 row ``oh``, ``kw`` next to the output column ``ow``), every reduction variable has extent one (a grouped
 convolution with one input channel a group), and the filter ``F`` reads neither output coordinate. ConvNeXt's
-7 x 7 and MobileNet's 3 x 3 depthwise convolutions are such; a pool has no filter (one factor) and is not.
+7 x 7 and MobileNet's 3 x 3 depthwise convolutions are such. So is a *pool* of column stride 2 or more
+(``P[.., oh, ow] max= X[..]``, or ``+=`` of the input alone): no filter (``w`` None), the window's max or sum
+(ResNet's 3 x 3 stride-2 max pool); a stride-1 pool keeps the evaluator's separable form (Inception's).
 
 Along the columns the window must be dense (dilation one: ``ow*s + kw - q``): then ``V`` adjacent outputs of a
 row read ``s*(V - 1) + KW`` adjacent inputs, which the ``depthwise`` template loads as aligned ``s*V``-vectors and
@@ -23,7 +25,7 @@ from kitsune.semantics.comprehension import Access, Affine
 class DepthwiseForm:
     stmt: int  # the reduction statement of the op's program
     x: Access  # the windowed input read (the first factor)
-    w: Access  # the filter read (the second factor)
+    w: Access | None  # the filter read (the second factor); None: a pool
     row: str  # the output's row variable (its second last left-side index)
     col: str  # the output's column variable (its last left-side index)
     krow: str  # the window variable beside ``row`` in the input's row index
@@ -32,6 +34,7 @@ class DepthwiseForm:
     krows: int  # the window's extents
     kcols: int
     col_stride: int = 1
+    reduce: str = "+="  # the reduction: "+=" (a sum of products, or a pool's sum), "max=" (a max pool)
 
     def blocks(self, v: int) -> tuple[int, int]:
         """(first, last) input vector of ``s * v`` columns (``s`` the column stride), relative to the input
@@ -46,11 +49,16 @@ def depthwise_form(op) -> DepthwiseForm | None:
     from kitsune.schedule.roles import roles_of
 
     r = roles_of(op)
-    if r is None or r.reduce_op != "+=" or len(r.factors) != 2 or not r.has("window"):
+    if r is None or not r.has("window"):
         return None
     prog, bound = r.program, r.bound
     s = prog.stmts[r.stmt]
-    x, w = r.factors
+    if r.reduce_op == "+=" and len(r.factors) == 2:
+        x, w = r.factors
+    elif r.reduce_op in ("+=", "max=") and isinstance(s.rhs, Access):
+        x, w = s.rhs, None  # a pool
+    else:
+        return None
     if len(s.lhs.indices) < 3 or len(x.indices) < 3 or not all(isinstance(ix, Affine) for ix in s.lhs.indices):
         return None
     row, col = s.lhs.indices[-2].plain_var(), s.lhs.indices[-1].plain_var()
@@ -74,10 +82,12 @@ def depthwise_form(op) -> DepthwiseForm | None:
     if any(not isinstance(ix, Affine) or row in ix.vars or col in ix.vars or krow in ix.vars or kcol in ix.vars
            for ix in x.indices[:-2]):
         return None
-    if any(not isinstance(ix, Affine) or row in ix.vars or col in ix.vars for ix in w.indices):
+    if w is not None and any(not isinstance(ix, Affine) or row in ix.vars or col in ix.vars for ix in w.indices):
         return None
+    if w is None and int(tc[col]) < 2:
+        return None  # (a stride-1 pool: the evaluator's separable form, measured on Inception)
     return DepthwiseForm(r.stmt, x, w, row, col, krow, kcol, -xc.const, int(ext[krow]), int(ext[kcol]),
-                         int(tc[col]))
+                         int(tc[col]), r.reduce_op)
 
 
 def strip_width(in_cols: int, out_cols: int, stride: int = 1) -> int:

@@ -156,3 +156,50 @@ def test_transposed_read_tile(hw, tile):
     with torch.no_grad():
         ref = model(x)
     torch.testing.assert_close(cm(x), ref, rtol=1e-4, atol=1e-4)
+
+
+class _Pool(torch.nn.Module):
+    def __init__(self, kind, k, stride, pad=0, ceil=False):
+        super().__init__()
+        self.kind, self.args = kind, (k, stride, pad)
+        self.ceil = ceil
+
+    def forward(self, x):
+        if self.kind == "max":
+            return torch.nn.functional.max_pool2d(x, *self.args, ceil_mode=self.ceil)
+        return torch.nn.functional.avg_pool2d(x, *self.args)
+
+
+@pytest.mark.parametrize("kind, k, stride, pad, ceil, shape, template", [
+    ("max", 3, 2, 1, False, (2, 3, 16, 16), True),  # ResNet's stem pool
+    ("max", 3, 2, 1, False, (2, 3, 15, 17), True),  # odd rows: one output a lane
+    ("max", 3, 2, 1, True, (2, 3, 15, 17), True),  # ceil_mode's last window past the input
+    ("max", 2, 2, 0, False, (2, 4, 32, 32), True),
+    ("avg", 2, 2, 0, False, (2, 4, 16, 16), True),  # a sum of the input alone, scaled in the epilogue
+    ("max", 3, 1, 1, False, (2, 8, 16, 16), False),  # stride 1: the evaluator's separable form stays
+])
+def test_strided_pools_take_the_depthwise_template(kind, k, stride, pad, ceil, shape, template):
+    """A pool of column stride 2 is in depthwise form with no filter (``DepthwiseForm.w`` None, ``reduce`` the
+    pool's max or sum): strips of a row from aligned input vectors, the padding -inf for a max, NaN propagated
+    as eager does (ResNet-50's stride-2 max pool: 80 registers and 68 spill stores in the evaluator's 4096-lane
+    form, 31 registers and 16-byte loads here). The outputs match eager, NaN positions included."""
+    torch.manual_seed(0)
+    m = _Pool(kind, k, stride, pad, ceil)
+    x = torch.randn(*shape)
+    x[0, 0, 0, 0] = float("nan")
+    gm, _ = import_module(m, (x,), None, with_weights=False)
+    op = next(o for o in gm.walk() if getattr(o, "name", "").endswith("_pool2d"))
+    form = depthwise_form(op)
+    assert (form is not None) == template
+    if form is not None:
+        assert form.w is None and form.reduce == ("max=" if kind == "max" else "+=") and form.col_stride == stride
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    (stage,) = [ln for ln in cm.lowered.splitlines() if "gpu_queue.stage" in ln]
+    assert ('template = "depthwise"' in stage) == template, stage
+    if template and kind == "max":
+        assert re.search(r'acc\d+ = tl\.full\(\[[0-9, ]+\], float\("-inf"\), tl\.float32\)', cm.source)
+        assert "tl.split(" in cm.source and (pad == 0 or 'other=float("-inf")' in cm.source)
+    ref = m(x)
+    got = cm(x)
+    assert torch.equal(torch.isnan(got), torch.isnan(ref))
+    torch.testing.assert_close(got.nan_to_num(), ref.nan_to_num(), rtol=1e-5, atol=1e-5)

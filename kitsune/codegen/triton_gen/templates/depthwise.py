@@ -1,7 +1,8 @@
 """The depthwise template: a window contraction with one input row band an output, its row strips in registers.
 
 For an anchor in depthwise form (``kitsune.schedule.depthwise``: ``P[.., oh, ow] += X[.., oh*s + kh*e - p,
-ow + kw - q] * F[.., kh, kw]``, every other reduction variable of extent one), a work item is the stage's tile
+ow + kw - q] * F[.., kh, kw]``, every other reduction variable of extent one; or a strided pool, the window's
+max or sum of ``X`` alone), a work item is the stage's tile
 of whole output rows (``select.depthwise_tile``). Every lane holds a strip of ``V`` adjacent outputs of a row
 (``V`` the widest power of two up to 8 dividing the output row whose input vectors divide the input row:
 ``schedule.depthwise.strip_width``). For each window row it loads the input row's vectors of ``s * V`` columns
@@ -157,8 +158,11 @@ class DepthwiseGen:
             base[v] = lconst(0)
         accs = [b.fresh("acc") for _ in range(V)]
         shp = ", ".join(str(x) for x in self.shape)
+        pool_max = form.reduce == "max="
+        neutral = float("-inf") if pool_max else 0.0  # (a max pool's padding)
         for a in accs:
-            b.em.emit(f"{a} = tl.zeros([{shp}], tl.float32)", 1)
+            b.em.emit(f"{a} = tl.full([{shp}], float(\"-inf\"), tl.float32)" if pool_max else
+                      f"{a} = tl.zeros([{shp}], tl.float32)", 1)
         lo, hi = form.blocks(V)
         for kh in range(form.krows):
             vals: list[str] = []
@@ -169,8 +173,15 @@ class DepthwiseGen:
                 # input vector blk after the strip's first input column
                 inner = lconst(blk * SV + form.col_pad)
                 bx[form.col], bx[form.kcol] = strip0, ladd(inner, b.axis(ji, SV - 1)) if ji else inner
-                tv = ev.access(self.xv, ev.index_lins(opp, form.x, bx), 0.0)
+                tv = ev.access(self.xv, ev.index_lins(opp, form.x, bx), neutral)
                 vals += self.split(b.block(tv, fi), fi, max(1, tv.depth))
+            if form.w is None:  # a pool: the window's max or sum
+                for kw in range(form.kcols):
+                    for o, a in enumerate(accs):
+                        x = vals[form.col_stride * o + kw - form.col_pad - lo * SV]
+                        b.em.emit(f"{a} = tl.maximum({a}, {x}, propagate_nan=tl.PropagateNan.ALL)" if pool_max
+                                  else f"{a} = {a} + {x}", 1)
+                continue
             for kw in range(form.kcols):
                 bw = dict(base)
                 bw[form.krow], bw[form.kcol] = lconst(kh), lconst(kw)
