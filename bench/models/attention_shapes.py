@@ -5,7 +5,7 @@ with its config space where the tuning database has no entry.
 Factories (batch x heads x tokens x head dim, causal or not): ``bert512`` 8 x 12 x 512 x 64 (BERT-base's),
 ``gpt2_256c`` 8 x 12 x 256 x 64 causal (``gpt2.py``'s), ``short128`` 32 x 12 x 128 x 64, ``long2048c``
 2 x 16 x 2048 x 128 causal (a Llama-sized prefill), ``long4096`` 1 x 32 x 4096 x 64, ``d128_512`` 8 x 16 x 512 x
-128.
+128, ``llama1024c`` 1 x 32 x 1024 x 64 causal (``llama_prefill.py``'s, its 8 key / value heads repeated).
 """
 
 import torch
@@ -49,6 +49,10 @@ def long4096(seed: int = 0):
 
 def d128_512(seed: int = 0):
     return _make(8, 16, 512, 128, False, seed)
+
+
+def llama1024c(seed: int = 0):
+    return _make(1, 32, 1024, 64, True, seed)
 
 
 def make_model(seed: int = 0):
