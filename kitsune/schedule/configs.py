@@ -669,7 +669,8 @@ class DepthwiseConfig(Config):
         _, g, _ = cls(BH=1, BC=1).lanes(p)
         if p.K >= 25:
             if rows <= 32 and _pow2_ge(rows) * g <= 128:
-                return cls(BH=rows, BC=max(1, 16 // rows), warps=1)
+                c = cls(BH=rows, BC=max(1, 16 // rows), warps=1)
+                return cls._small_images(c, p, per_lane=4)
             strips = 64 if rows > 32 or (p.stride or 1) > 1 else 128
             return cls(BH=max(1, min(rows, strips // g)), BC=1, warps=1)
         if rows > 32:
@@ -677,7 +678,28 @@ class DepthwiseConfig(Config):
         else:
             c = cls(BH=rows, BC=max(1, 16 // rows), warps=1)
         rl, g, _ = c.lanes(p)
-        return replace(c, warps=max(1, min(8, rl * g // 64)))
+        return cls._small_images(replace(c, warps=max(1, min(8, rl * g // 64))), p, per_lane=2)
+
+    SMALL_IMAGE_OUTPUTS: ClassVar[int] = 1024
+    """Outputs a work item of whole small images holds at least (``_small_images``)."""
+
+    @classmethod
+    def _small_images(cls, c: "DepthwiseConfig", p: Problem, per_lane: int) -> "DepthwiseConfig":
+        """``c`` (whole images a work item) with channels added until it holds ``SMALL_IMAGE_OUTPUTS`` outputs,
+        while the grid keeps 16 work items an SM, at ``per_lane`` strips a lane: EfficientNet-B0's 14 x 14 and
+        7 x 7 images ran one or two channels a program (15 360 - 21 504 programs of 196 outputs, 20-29 us each on
+        the H100 for 6-7 MB: the programs' start-up, as its squeeze-excitation means)."""
+        if c.BH < max(1, p.rows) or c.BC * c.BH * p.N >= cls.SMALL_IMAGE_OUTPUTS:
+            return c
+        bc = c.BC
+        while bc < p.batch and bc * c.BH * p.N < cls.SMALL_IMAGE_OUTPUTS and \
+                replace(c, BC=2 * bc).work_items(p) >= 16 * 132:
+            bc *= 2
+        if bc == c.BC:
+            return c
+        c = replace(c, BC=bc)
+        rl, g, _ = c.lanes(p)
+        return replace(c, warps=max(1, min(8, rl * g // (32 * per_lane))))
 
 
 @dataclass(frozen=True)
