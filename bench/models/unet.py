@@ -12,7 +12,7 @@ level's two ResBlocks, then nearest-neighbour 2x upsampling (``F.interpolate``) 
 GroupNorm + SiLU + conv_out to 4 channels. GroupNorms get the affine parameters of a trained net (``trained_norms``,
 extended here to GroupNorm); each ResBlock's second conv is its default init scaled by 0.25 (``BRANCH_SCALE``), so
 that the residual branches are smaller than the stream, as in a trained net, and bf16 rounding does not pile up to
-the tolerance over the 20 ResBlocks (bf16 eager vs fp32 at full size: 1e-2 rather than 2e-2).
+the tolerance over the 14 ResBlocks (bf16 eager vs fp32 at full size: 1e-2 rather than 2e-2).
 
 ``make_model``: C = 128, three levels (128, 256, 512), batch 8 at 4 x 64 x 64 (SD's latent of a 512 x 512 image);
 ``small``: C = 8, two levels (8, 16), 4 groups per GroupNorm, batch 2 at 4 x 16 x 16, for the CPU (Triton's

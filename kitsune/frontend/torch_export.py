@@ -55,6 +55,7 @@ Every unsupported op in the graph is collected and reported at once by
 from __future__ import annotations
 
 import linecache
+import math
 import operator
 import os
 import re
@@ -1096,6 +1097,67 @@ def _native_layer_norm(imp, node, x, shape, w, b, eps):
     var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=dims, keepdim=True)
     rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), mt.get_element_type())])])
     return (y, imp.reshape(mean, mt.get_shape()), imp.reshape(rstd, rt.get_shape()))
+
+
+@_h(aten.native_group_norm.default)
+def _native_group_norm(imp, node, x, w, b, n, c, hw, group, eps):
+    """GroupNorm: each sample's channels in ``group`` groups normalised over the group's channels and positions
+    -- a row norm (graph.layer_norm, no affine) over ``[N, G, C / G * H * W]`` rows -- then the per-channel affine;
+    the mean and 1/std ``[N, G]`` a training graph saves, from the same rows."""
+    xv = imp.t(x)
+    shape = _shape(xv)
+    if len(shape) < 2 or any(d < 0 for d in shape):
+        raise _Skip("group_norm needs a static [N, C, ...] input")
+    n, c, g = shape[0], shape[1], int(imp.scalar(group))
+    if g < 1 or c % g:
+        raise _Skip(f"group_norm: {c} channels do not split into {g} groups")
+    outs = node.meta["val"]
+    yt = tensor_type(outs[0])
+    rows = imp.reshape(xv, [n, g, math.prod(shape[1:]) // g])
+    y = imp.reshape(imp.emit("layer_norm", [rows], TensorType(xv.type.get_element_type(), _shape(rows)),
+                             normalized_rank=1, eps=float(eps)), shape)
+    per_channel = [c] + [1] * (len(shape) - 2)
+    if w is not None:
+        y = imp.emit("mul", [y, imp.reshape(imp.t(w), per_channel)])
+    if b is not None:
+        y = imp.emit("add", [y, imp.reshape(imp.t(b), per_channel)])
+    y = imp.cast(y, yt.get_element_type())
+    mt, rt = tensor_type(outs[1]), tensor_type(outs[2])
+    xs = imp.cast(rows, mt.get_element_type())
+    mean = imp.emit("mean", [xs], dims=[2], keepdim=True)
+    d = imp.emit("sub", [xs, mean])
+    var = imp.emit("mean", [imp.emit("mul", [d, d])], dims=[2], keepdim=True)
+    rstd = imp.emit("rsqrt", [imp.emit("add", [var, imp.const(float(eps), mt.get_element_type())])])
+    return (y, imp.reshape(mean, mt.get_shape()), imp.reshape(rstd, rt.get_shape()))
+
+
+def _upsample_nearest(imp, node, x, out_size):
+    """Nearest-neighbour upsampling by whole factors: each input element repeated ``s`` times along each
+    spatial dim (a reshape to [.., H, 1, W, 1], an expand to [.., H, s, W, s], a reshape to [.., H*s, W*s]);
+    torch's index rule ``floor(o * in / out)`` is that repeat exactly when ``out = s * in``."""
+    xv = imp.t(x)
+    shape = _shape(xv)
+    k = len(out_size)
+    inner = shape[-k:]
+    if any(d < 1 for d in inner) or any(o % i for o, i in zip(out_size, inner)):
+        raise _Skip(f"nearest upsampling of {list(inner)} to {list(out_size)}: only whole factors (out = s * in) "
+                    "are supported")
+    lead = list(shape[:-k])
+    rep = [o // i for o, i in zip(out_size, inner)]
+    spaced = lead + [d for i in inner for d in (i, 1)]
+    big = lead + [d for i, s_ in zip(inner, rep) for d in (i, s_)]
+    e = imp.emit("expand", [imp.reshape(xv, spaced)], TensorType(xv.type.get_element_type(), big), shape=big)
+    return imp.reshape(e, lead + list(out_size))
+
+
+@_h(aten.upsample_nearest2d.vec)
+def _upsample_nearest2d_vec(imp, node, x, output_size, scale_factors):
+    return _upsample_nearest(imp, node, x, imp.out_type().get_shape()[-2:])
+
+
+@_h(aten.upsample_nearest2d.default)
+def _upsample_nearest2d(imp, node, x, output_size, scales_h=None, scales_w=None):
+    return _upsample_nearest(imp, node, x, imp.out_type().get_shape()[-2:])
 
 
 @_h(aten.native_layer_norm_backward.default)

@@ -30,7 +30,8 @@ from xdsl.passes import ModulePass
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import grid_of, tensor_shape
 from kitsune.gpu import parse_gpu_option
-from kitsune.schedule.select import choose, fill_tile, generic_work, transposed_read_dim, transposed_tile
+from kitsune.schedule.select import (choose, fill_tile, generic_warps, generic_work, transposed_read_dim,
+                                     transposed_tile)
 
 REL_ORDER = ("tile", "rows", "all")
 
@@ -121,11 +122,13 @@ class ChooseSchedulesPass(ModulePass):
                     t.attributes["template"] = StringAttr(template)
                     if c is not None and c.note:
                         t.attributes["schedule"] = StringAttr(c.note)
+                    cfg = c.config if c is not None else None
                     if c is not None and t.outs:
                         tile = transposed_tile(t, t.tile_sizes()) if template == "pointwise" else t.tile_sizes()
                         set_tile(t, fill_tile(tensor_shape(t.outs[0].type), tile, gpu, *generic_work(t)))
-                    if c is not None and c.config != type(c.config)():  # (a pool's 8 warps)
-                        t.attributes["config"] = config_attr(c.config)
+                        cfg = generic_warps(cfg, t.tile_sizes())
+                    if cfg is not None and cfg != type(cfg)():  # (a pool's 8 warps, a wide tile's)
+                        t.attributes["config"] = config_attr(cfg)
                     continue
                 set_tile(t, c.tile)
                 if c.template == "conv":

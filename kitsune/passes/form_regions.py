@@ -417,6 +417,10 @@ class _Former:
             if g.anchor and _regroups_rows(op):
                 return None  # (its leading dims regrouped, ``kitsune-flatten-rows``: the anchor's template tiles
                 # its own result; the consumer reads the rows through the reshape)
+            if g.rows and op.OPDEF.name == "reshape" and out and out[-1] != _shape(v)[-1]:
+                return None  # a reshape that cuts a row norm's rows (GroupNorm's [N, G, C / G * H * W] rows back
+                # to [N, C, H, W]): tiled by the result, each tile would recompute its whole row's statistics;
+                # the norm keeps its rows, the reader reads through the reshape
             return "layout epilogue"
         if cls == "row" and rel == "rows":
             rd = _shape(op.operands[0])[:-1]

@@ -436,6 +436,20 @@ def fill_tile(shape, tile, gpu: GPU, work: int = 1, min_work: int = MIN_WORK) ->
     return tuple(tile)
 
 
+WIDE_TILE_LANES = 16384
+"""Lanes of a generic tile (padded to powers of two) past which ``generic_warps`` adds warps."""
+
+
+def generic_warps(cfg, tile) -> "GenericConfig":
+    """``cfg`` with warps enough for a generic tile of more than ``WIDE_TILE_LANES`` lanes, about 128 a thread (at
+    most 32 warps): a norm over whole rows of tens of thousands of elements (GroupNorm's [N, G, C / G * H * W]
+    rows: 49 152 in a UNet's decoder) held 512 values a thread at 4 warps, 16 KB of spills a thread."""
+    lanes = math.prod(_pow2_ge(t) for t in tile)
+    if lanes <= WIDE_TILE_LANES:
+        return cfg
+    return replace(cfg, warps=max(cfg.warps, min(32, lanes // 4096)))
+
+
 GROW_WORK = 4096
 """Element-steps per program that ``fill_tile`` grows a reduction's tile of less than ``MIN_WORK`` towards (rows
 of a few hundred steps; a gather or pointwise tile keeps its size): the squeeze-excitation means of
@@ -807,4 +821,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "sole_contraction"]

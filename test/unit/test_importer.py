@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -400,3 +401,40 @@ def test_fused_sdpa_kernels_import_as_attention(op, causal):
     (out,) = interpret(module, [q.numpy(), k.numpy(), v.numpy()])
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
     assert rel_err(out, ref.numpy()) < 1e-5
+
+
+class _GroupNormUp(nn.Module):
+    """A UNet block's forms: GroupNorm (with and without its affine) + SiLU, nearest upsampling by 2 and by
+    (3, 2)."""
+
+    def __init__(self, affine: bool):
+        super().__init__()
+        self.n = nn.GroupNorm(4, 8, affine=affine)
+        if affine:
+            self.n.weight.data.uniform_(0.5, 1.5)
+            self.n.bias.data.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        y = nn.functional.silu(self.n(x))
+        return nn.functional.interpolate(y, scale_factor=2, mode="nearest"), \
+            nn.functional.interpolate(x, scale_factor=(3, 2), mode="nearest")
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_and_nearest_upsampling(affine):
+    """``aten.native_group_norm`` imports as a row norm over ``[N, G, C / G * H * W]`` rows (graph.layer_norm) and
+    the per-channel affine; ``aten.upsample_nearest2d`` by whole factors as reshape + expand + reshape. The
+    reference interpreter matches eager; an upsampling to a size that is no whole multiple is refused with the
+    op named."""
+    m = _GroupNormUp(affine).eval()
+    module, _, text = check(m, (torch.randn(2, 8, 5, 6),))
+    assert re.search(r"graph\.layer_norm %\d+ : tensor<2x4x60xf32> -> tensor<2x4x60xf32>", text), text
+    assert "graph.expand" in text and "tensor<2x8x5x2x6x2xf32>" in text
+
+    class Odd(nn.Module):
+        def forward(self, x):
+            return nn.functional.interpolate(x, size=(7, 7), mode="nearest")
+
+    with pytest.raises(UnsupportedOpsError, match=r"aten.upsample_nearest2d.vec: nearest upsampling of \[4, 4\] to "
+                                                  r"\[7, 7\]: only whole factors"):
+        import_module(Odd(), (torch.randn(1, 2, 4, 4),))

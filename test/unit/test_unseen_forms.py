@@ -413,3 +413,38 @@ def test_linear_over_ragged_rows_as_the_result_keeps_its_template():
     with torch.no_grad():
         ref = m(x)
     assert rel_err(cm(x).numpy(), ref.numpy()) < 1e-4
+
+
+def test_group_norm_statistics_once_a_row():
+    """GroupNorm (a diffusion UNet's: ``[N, G, C / G * H * W]`` rows, normalised, reshaped back to [N, C, H, W]):
+    the reshape that cuts the rows stays out of the norm's task, so the task is tiled by whole rows and computes
+    each row's statistics once (tiled by [N, C, H, W] channel images, every element summed its whole group, twice);
+    a row wider than ``WIDE_TILE_LANES`` takes more warps (``generic_warps``). Matches eager under Triton's
+    interpreter."""
+    import torch
+    from torch import nn
+
+    import kitsune
+    from kitsune.schedule.configs import GenericConfig
+    from kitsune.schedule.select import generic_warps
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n = nn.GroupNorm(4, 16)
+            self.c = nn.Conv2d(16, 16, 3, padding=1)
+
+        def forward(self, x):
+            return self.c(nn.functional.silu(self.n(x)))
+
+    torch.manual_seed(0)
+    m = Block().eval()
+    x = torch.randn(2, 16, 8, 8)
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    assert re.search(r"\(reduction\): programs \[0, \d+\), tile \[1, 1, 256\] of \[2, 4, 256\]", cm.source), cm.source
+    with torch.no_grad():
+        ref = m(x)
+    torch.testing.assert_close(cm(x), ref, rtol=1e-4, atol=1e-4)
+    assert generic_warps(GenericConfig(), (1, 1, 16384)).warps == 4
+    assert generic_warps(GenericConfig(), (1, 1, 49152)).warps == 16  # (65 536 lanes)
+    assert generic_warps(GenericConfig(), (1, 1, 1 << 20)).warps == 32
