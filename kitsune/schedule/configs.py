@@ -670,7 +670,7 @@ class DepthwiseConfig(Config):
         if p.K >= 25:
             if rows <= 32 and _pow2_ge(rows) * g <= 128:
                 c = cls(BH=rows, BC=max(1, 16 // rows), warps=1)
-                return cls._small_images(c, p, per_lane=4)
+                return cls._small_images(c, p, gpu, per_lane=4)
             strips = 64 if rows > 32 or (p.stride or 1) > 1 else 128
             return cls(BH=max(1, min(rows, strips // g)), BC=1, warps=1)
         if rows > 32:
@@ -678,13 +678,13 @@ class DepthwiseConfig(Config):
         else:
             c = cls(BH=rows, BC=max(1, 16 // rows), warps=1)
         rl, g, _ = c.lanes(p)
-        return cls._small_images(replace(c, warps=max(1, min(8, rl * g // 64))), p, per_lane=2)
+        return cls._small_images(replace(c, warps=max(1, min(8, rl * g // 64))), p, gpu, per_lane=2)
 
     SMALL_IMAGE_OUTPUTS: ClassVar[int] = 1024
     """Outputs a work item of whole small images holds at least (``_small_images``)."""
 
     @classmethod
-    def _small_images(cls, c: "DepthwiseConfig", p: Problem, per_lane: int) -> "DepthwiseConfig":
+    def _small_images(cls, c: "DepthwiseConfig", p: Problem, gpu: GPU, per_lane: int) -> "DepthwiseConfig":
         """``c`` (whole images a work item) with channels added until it holds ``SMALL_IMAGE_OUTPUTS`` outputs,
         while the grid keeps 16 work items an SM, at ``per_lane`` strips a lane: EfficientNet-B0's 14 x 14 and
         7 x 7 images ran one or two channels a program (15 360 - 21 504 programs of 196 outputs, 20-29 us each on
@@ -693,7 +693,7 @@ class DepthwiseConfig(Config):
             return c
         bc = c.BC
         while bc < p.batch and bc * c.BH * p.N < cls.SMALL_IMAGE_OUTPUTS and \
-                replace(c, BC=2 * bc).work_items(p) >= 16 * 132:
+                replace(c, BC=2 * bc).work_items(p) >= 16 * get_gpu(gpu).sm_count:
             bc *= 2
         if bc == c.BC:
             return c

@@ -645,18 +645,32 @@ def sliced_contraction(task, gpu, use_db: bool) -> Choice | None:
     return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
 
 
-def _sliced_gemm(task, c: GOp, r: Roles, gpu, use_db: bool) -> Choice | None:
-    """``sliced_contraction``'s gemm (the Triton form: a dot a slice in one tile)."""
+def result_slices(task) -> int:
+    """How many slices of its one contraction's columns task result #0 reads (``sliced_contraction``'s gemm form:
+    an accumulator and a K loop each), 0 where it is not of that form."""
+    c = sole_contraction(task)
+    r = roles_of(c) if c is not None else None
+    if r is None or not is_contraction(r):
+        return 0
     out = tensor_shape(c.results[0].type)
     res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
     nv = r.vars("N")
     if len(res) < 2 or math.prod(out[:-1]) != math.prod(res[:-1]) or len(nv) != 1 or r.lhs_vars[-1] != nv[0] \
             or out[-1] % res[-1] or out[-1] == res[-1] or not _through_slices(task, c):
-        return None  # (one slice: problem_of's, where it has a form; leading dims regrouped by a reshape:
+        return 0  # (one slice: problem_of's, where it has a form; leading dims regrouped by a reshape:
         # kitsune-flatten-rows' exit from 2-D rows)
+    return out[-1] // res[-1]
+
+
+def _sliced_gemm(task, c: GOp, r: Roles, gpu, use_db: bool) -> Choice | None:
+    """``sliced_contraction``'s gemm (the Triton form: a dot a slice in one tile)."""
+    slices = result_slices(task)
+    if not slices:
+        return None
+    res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
     eb = max(elem_bytes(o.type) for o in c.operands[:2])
     p = Problem("gemm", M=r.extent("M"), N=res[-1], K=r.extent("K"), batch=r.extent("batch"), elem_bytes=eb,
-                split_ok=False, slices=out[-1] // res[-1])
+                split_ok=False, slices=slices)
     cfg, source = (tuning_db.lookup(p, gpu) if use_db else None), "database"
     if cfg is None or cfg.SPLIT > 1 or cfg.GLUON:
         cfg, source = default_config(p, gpu), "heuristic"
@@ -821,4 +835,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "sole_contraction"]

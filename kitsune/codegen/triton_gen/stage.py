@@ -233,10 +233,15 @@ class StageGen:
             # configs tried, 278-557 KB)
             return fuse_sibling_dot_loops(self.body_text(), self.fusable_loops(cfg))
         if FUSE_SIBLING_LOOPS and self.template == "gemm" and not cfg.get("GLUON"):
-            # a sliced gemm's K loops, one a slice of the contraction the result reads (``select.
-            # sliced_contraction``), all in one: its config was chosen with an accumulator and a weight chunk in
-            # the ring a slice (``Problem.slices``, ``GemmConfig.resources``)
-            return fuse_sibling_dot_loops(self.body_text(), max_loops=len(self.body_text()))
+            from kitsune.schedule.select import result_slices
+
+            slices = result_slices(self.stage.op)
+            if slices > 1:
+                # a sliced gemm's K loops, one a slice of the contraction the result reads (``select.
+                # sliced_contraction``), in one: its config was chosen with an accumulator and a weight chunk in
+                # the ring a slice (``Problem.slices``, ``GemmConfig.resources``); another gemm's loops, which
+                # its config did not size for that, stay apart
+                return fuse_sibling_dot_loops(self.body_text(), max_loops=slices)
         return self.body_text()
 
     def fusable_loops(self, cfg: dict) -> int:
