@@ -1160,6 +1160,57 @@ def _upsample_nearest2d(imp, node, x, output_size, scales_h=None, scales_w=None)
     return _upsample_nearest(imp, node, x, imp.out_type().get_shape()[-2:])
 
 
+def _linear_taps(n_in: int, n_out: int, align_corners: bool, scale) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first source index, second source index, the second's weight) per output position of linear
+    interpolation along one dim, by torch's rule (``area_pixel_compute_source_index``: a given scale factor is
+    used as it is, else in / out; half-pixel centres clamped at 0 unless ``align_corners``)."""
+    o = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = o * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        ratio = 1.0 / scale if scale else n_in / n_out
+        src = np.maximum((o + 0.5) * ratio - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    return i0, i1, (src - i0).astype(np.float64)
+
+
+def _upsample_bilinear(imp, node, x, align_corners, scales):
+    """Bilinear upsampling (or downsampling) of the last two dims, one dim after the other: the two source rows
+    (index_select by constant indices) weighted by constant per-position weights, torch's rule for the source
+    positions (``_linear_taps``)."""
+    xv = imp.t(x)
+    shape = _shape(xv)
+    rt = imp.out_type()
+    out = rt.get_shape()
+    if len(shape) != 4 or any(d < 1 for d in shape):
+        raise _Skip("bilinear upsampling needs a static [N, C, H, W] input")
+    e = Float32Type()  # (the weights and the sums in fp32, as torch's kernels take them)
+    v = imp.cast(xv, e)
+    for d, scale in ((2, scales[0]), (3, scales[1])):
+        i0, i1, lam = _linear_taps(shape[d], out[d], bool(align_corners), scale)
+        if shape[d] == out[d] and not lam.any() and (i0 == np.arange(out[d])).all():
+            continue
+        wshape = [out[d]] + [1] * (3 - d)
+        lo = imp.emit("index_select", [v, imp.const(i0, IntegerType(64), [out[d]])], dim=d)
+        hi = imp.emit("index_select", [v, imp.const(i1, IntegerType(64), [out[d]])], dim=d)
+        w1 = imp.const(lam.astype(np.float32), e, wshape)
+        w0 = imp.const((1.0 - lam).astype(np.float32), e, wshape)
+        v = imp.emit("add", [imp.emit("mul", [lo, w0]), imp.emit("mul", [hi, w1])])
+    return imp.cast(v, rt.get_element_type())
+
+
+@_h(aten.upsample_bilinear2d.vec)
+def _upsample_bilinear2d_vec(imp, node, x, output_size, align_corners, scale_factors):
+    sc = list(scale_factors) if scale_factors else [None, None]
+    return _upsample_bilinear(imp, node, x, align_corners, sc)
+
+
+@_h(aten.upsample_bilinear2d.default)
+def _upsample_bilinear2d(imp, node, x, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample_bilinear(imp, node, x, align_corners, [scales_h, scales_w])
+
+
 @_h(aten.native_layer_norm_backward.default)
 def _native_layer_norm_backward(imp, node, g, x, shape, mean, rstd, w, b, mask):
     """dx: graph.layer_norm_backward (a row reduction); dweight, dbias: column sums of g * xhat and g."""

@@ -438,3 +438,23 @@ def test_group_norm_and_nearest_upsampling(affine):
     with pytest.raises(UnsupportedOpsError, match=r"aten.upsample_nearest2d.vec: nearest upsampling of \[4, 4\] to "
                                                   r"\[7, 7\]: only whole factors"):
         import_module(Odd(), (torch.randn(1, 2, 4, 4),))
+
+
+class _Bilinear(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, x):
+        return nn.functional.interpolate(x, mode="bilinear", **self.kw)
+
+
+@pytest.mark.parametrize("kw", [dict(scale_factor=2, align_corners=False), dict(scale_factor=2, align_corners=True),
+                                dict(size=(7, 9), align_corners=False), dict(size=(3, 4), align_corners=False),
+                                dict(scale_factor=1.5, align_corners=False), dict(size=(7, 9), align_corners=True)])
+def test_bilinear_upsampling(kw):
+    """``aten.upsample_bilinear2d`` as two passes of two constant-index row gathers weighted by constant
+    per-position weights (torch's source positions: half-pixel centres clamped at 0, or ``align_corners``; a
+    given scale factor used as given): up, down and fractional sizes match eager in the reference interpreter."""
+    _, _, text = check(_Bilinear(**kw), (torch.randn(2, 3, 5, 6),))
+    assert "graph.index_select" in text and "graph.upsample" not in text
