@@ -1402,7 +1402,7 @@ def _matmul(imp, node, a, b):
 @_h(aten.convolution.default)
 def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
-        raise _Skip("transposed convolution is not supported")
+        return _conv_transpose(imp, x, w, b, list(stride), list(padding), list(dilation), int(groups))
     if len(_shape(imp.t(x))) == 3 and len(_shape(imp.t(w))) == 3:  # 1-D: a 2-D convolution of height 1
         xv, wv = imp.t(x), imp.t(w)
         x4 = imp.reshape(xv, [_shape(xv)[0], _shape(xv)[1], 1, _shape(xv)[2]])
@@ -1416,6 +1416,45 @@ def _convolution(imp, node, x, w, b, stride, padding, dilation, transposed, outp
         raise _Skip(f"only 1-D and 2-D convolution are supported (input rank {len(_shape(imp.t(x)))})")
     return imp.emit("conv2d", [imp.t(x), imp.t(w), *_opt(imp, b)], imp.out_type(), stride=list(stride),
                     padding=list(padding), dilation=list(dilation), groups=int(groups))
+
+
+@_h(aten.leaky_relu.default)
+def _leaky_relu(imp, node, x, negative_slope=0.01):
+    """``where(x > 0, x, x * slope)`` (NaN stays NaN: the comparison is false and NaN * slope is NaN)."""
+    rt = imp.out_type()
+    e = rt.get_element_type()
+    xv = imp.cast(imp.t(x), e)
+    pos = imp.emit("gt", [xv, imp.const(0.0, e)])
+    return imp.emit("where", [pos, xv, imp.emit("mul", [xv, imp.const(float(negative_slope), e)])], rt)
+
+
+def _conv_transpose(imp, x, w, b, stride, padding, dilation, groups) -> SSAValue:
+    """A 2-D transposed convolution (ConvTranspose2d: a decoder's upsampling) is the input gradient of the
+    convolution whose weight is its own, ``[C_in, C_out / groups, KH, KW]`` read as ``[F, C, ...]``: the same
+    ``_transposed_window`` as ``aten.convolution_backward``'s, over the kernel flipped and transposed per group,
+    to the output's size (``output_padding`` included), plus the bias per channel."""
+    xv, wv = imp.t(x), imp.t(w)
+    rt = imp.out_type()
+    out = list(rt.get_shape())
+    if len(_shape(xv)) != 4 or len(_shape(wv)) != 4 or any(n < 0 for n in _shape(xv) + out):
+        raise _Skip("only 2-D transposed convolution of static shapes is supported")
+    cin, cg, KH, KW = _shape(wv)
+    e = xv.type.get_element_type()
+    wf = imp.cast(wv, e)
+    for dim, k in ((2, KH), (3, KW)):
+        if k > 1:
+            rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
+            wf = imp.emit("index_select", [wf, rev], dim=dim)
+    g = groups
+    if g == 1:
+        wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C_out, C_in, KH, KW]
+    else:  # per group: [g, C_in / g, C_out / g, ..] -> [g, C_out / g, C_in / g, ..]
+        wt = imp.emit("permute", [imp.reshape(wf, [g, cin // g, cg, KH, KW])], perm=[0, 2, 1, 3, 4])
+        wt = imp.reshape(wt, [g * cg, cin // g, KH, KW])
+    y = _transposed_window(imp, xv, wt, out, stride, padding, dilation, g)
+    if b is not None:
+        y = imp.emit("add", [y, imp.reshape(imp.cast(imp.t(b), e), [out[1], 1, 1])])
+    return imp.cast(y, rt.get_element_type())
 
 
 @_h(aten.convolution_backward.default)

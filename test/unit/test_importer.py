@@ -458,3 +458,23 @@ def test_bilinear_upsampling(kw):
     given scale factor used as given): up, down and fractional sizes match eager in the reference interpreter."""
     _, _, text = check(_Bilinear(**kw), (torch.randn(2, 3, 5, 6),))
     assert "graph.index_select" in text and "graph.upsample" not in text
+
+
+@pytest.mark.parametrize("c, o, k, s, p, op, g", [(8, 4, 2, 2, 0, 0, 1), (8, 4, 3, 2, 1, 1, 1), (8, 6, 4, 2, 1, 0, 2),
+                                                  (4, 4, 3, 1, 1, 0, 1), (6, 3, 3, 3, 0, 2, 1)])
+def test_transposed_convolution(c, o, k, s, p, op, g):
+    """ConvTranspose2d as the input gradient of the convolution with its weight (zeros between the input's rows
+    and columns, the kernel flipped and transposed per group, the output size with ``output_padding``), the bias
+    per channel: strides 1-3, padding, output padding and groups match eager in the reference interpreter."""
+    torch.manual_seed(0)
+    m = nn.ConvTranspose2d(c, o, k, s, p, output_padding=op, groups=g).eval()
+    _, _, text = check(m, (torch.randn(2, c, 5, 6),))
+    assert "graph.conv2d" in text
+
+
+def test_leaky_relu():
+    """``aten.leaky_relu`` as ``where(x > 0, x, x * slope)``; NaN stays NaN."""
+    m = nn.LeakyReLU(0.2)
+    x = torch.randn(3, 7)
+    _, _, text = check(m, (x,))
+    assert "graph.where" in text and "graph.gt" in text

@@ -476,3 +476,24 @@ def test_unet_decoder_step_end_to_end(mode):
     with torch.no_grad():
         ref = m(x, skip)
     torch.testing.assert_close(cm(x, skip), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_convolution_and_leaky_relu_end_to_end():
+    """A decoder's upsampling by ConvTranspose2d after a LeakyReLU, compiled whole (Triton's interpreter): the
+    transposed convolution runs as a convolution over the zero-inserted input (the conv template), NaN
+    propagates through the LeakyReLU; matches eager."""
+    import torch
+    from torch import nn
+
+    import kitsune
+
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.LeakyReLU(0.1), nn.ConvTranspose2d(8, 4, 2, 2)).eval()
+    x = torch.randn(2, 4, 8, 8)
+    x[0, 0, 0, 0] = float("nan")
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    with torch.no_grad():
+        ref = m(x)
+    got = cm(x)
+    assert torch.equal(torch.isnan(got), torch.isnan(ref))
+    torch.testing.assert_close(got.nan_to_num(), ref.nan_to_num(), rtol=1e-4, atol=1e-4)
