@@ -1428,6 +1428,16 @@ def _leaky_relu(imp, node, x, negative_slope=0.01):
     return imp.emit("where", [pos, xv, imp.emit("mul", [xv, imp.const(float(negative_slope), e)])], rt)
 
 
+def _flipped_window(imp, w: SSAValue) -> SSAValue:
+    """A kernel ``[F, C, KH, KW]`` reversed along both window dims (index_select by a descending arange)."""
+    for dim in (2, 3):
+        k = _shape(w)[dim]
+        if k > 1:
+            rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
+            w = imp.emit("index_select", [w, rev], dim=dim)
+    return w
+
+
 def _conv_transpose(imp, x, w, b, stride, padding, dilation, groups) -> SSAValue:
     """A 2-D transposed convolution (ConvTranspose2d: a decoder's upsampling) is the input gradient of the
     convolution whose weight is its own, ``[C_in, C_out / groups, KH, KW]`` read as ``[F, C, ...]``: the same
@@ -1440,11 +1450,7 @@ def _conv_transpose(imp, x, w, b, stride, padding, dilation, groups) -> SSAValue
         raise _Skip("only 2-D transposed convolution of static shapes is supported")
     cin, cg, KH, KW = _shape(wv)
     e = xv.type.get_element_type()
-    wf = imp.cast(wv, e)
-    for dim, k in ((2, KH), (3, KW)):
-        if k > 1:
-            rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
-            wf = imp.emit("index_select", [wf, rev], dim=dim)
+    wf = _flipped_window(imp, imp.cast(wv, e))
     g = groups
     if g == 1:
         wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C_out, C_in, KH, KW]
@@ -1503,12 +1509,7 @@ def _convolution_backward(imp, node, g, x, w, bias_sizes, stride, padding, dilat
         if one_d:
             dw = imp.reshape(dw, [F, C, KW])
     if mask[0]:
-        wf = wv
-        for dim, k in ((2, KH), (3, KW)):
-            if k > 1:
-                rev = imp.const(np.arange(k - 1, -1, -1, dtype=np.int64), IntegerType(64), [k])
-                wf = imp.emit("index_select", [wf, rev], dim=dim)
-        wt = imp.emit("permute", [wf], perm=[1, 0, 2, 3])  # [C, F, KH, KW], flipped
+        wt = imp.emit("permute", [_flipped_window(imp, wv)], perm=[1, 0, 2, 3])  # [C, F, KH, KW], flipped
         dx = _transposed_window(imp, gv, wt, [N, C, H, W], s, p, d, 1)
         if one_d:
             dx = imp.reshape(dx, [N, C, W])

@@ -153,14 +153,15 @@ class GemmConfig(Config):
         """Shared memory of the Gluon forms' ring: ``stages`` slots of an A and a W block (16-bit operands)."""
         return (self.BM + self.BN) * self.BK * 2 * self.stages
 
-    def gluon_result_buffer(self, out_bytes: int) -> int:
+    def gluon_result_buffer(self, out_bytes: int, taken: int = 0) -> int:
         """Bytes of the Gluon forms' own shared-memory buffers for the result (``BM`` x 128 columns of an
-        ``out_bytes``-byte type; ``BM`` x ``BN`` where the tile is two parts): 0 where it does not fit beside the ring in one CTA's shared memory. The template
+        ``out_bytes``-byte type; ``BM`` x ``BN`` where the tile is two parts): 0 where it does not fit beside the ring
+        (and ``taken`` bytes of other results' buffers) in one CTA's shared memory. The template
         then stores the tile through the ring's first slots, where every program has one tile (the ring is
         drained when its tile's K loop ends), and from registers otherwise (``templates/gemm_tma.py``)."""
         BN0, BN1 = self.gluon_widths()
         cbuf = self.BM * (min(BN0, 128) + BN1) * out_bytes  # (a second part has a buffer of its own)
-        return cbuf if self.gluon_ring_bytes() + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
+        return cbuf if self.gluon_ring_bytes() + taken + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
 
     def tile(self, p: Problem) -> tuple[int, int]:
         return (min(self.BM, p.M), min(self.BN, p.N))

@@ -59,7 +59,7 @@ def _elementwise(op: GOp) -> bool:
     return op.OPDEF.keeps_index
 
 
-def _unit_reshape(op) -> bool:
+def unit_reshape(op) -> bool:
     """A reshape that only adds or drops dims of one (``[200, n] -> [1, 200, n]``: kitsune-flatten-rows' exit)."""
     if not isinstance(op, GOp) or op.OPDEF.name != "reshape":
         return False
@@ -74,7 +74,7 @@ def anchor_of(task) -> tuple[GOp | None, str]:
     if not y.operands:
         return None, "no results"
     v = y.operands[0]
-    if _unit_reshape(v.owner):
+    if unit_reshape(v.owner):
         v = v.owner.operands[0]
     shape = tensor_shape(v.type)
     seen = 0
@@ -195,7 +195,7 @@ def problem_of(task, anchor: GOp, r: Roles, row: int = 0) -> tuple[Problem, str]
         return None
     y = task.body.blocks.first.last_op
     res, out = tensor_shape(y.operands[0].type), tensor_shape(anchor.results[0].type)
-    if [d for d in res if d != 1] != [d for d in out if d != 1] or res != out and not _unit_reshape(y.operands[0].owner):
+    if [d for d in res if d != 1] != [d for d in out if d != 1] or res != out and not unit_reshape(y.operands[0].owner):
         return None  # (the same shape, or a last reshape that adds or drops unit dims: ``anchor_of``)
     M, N, K, B = r.extent("M"), r.extent("N"), r.extent("K"), r.extent("batch")
     if N == 1:
@@ -645,11 +645,13 @@ def sliced_contraction(task, gpu, use_db: bool) -> Choice | None:
     return Choice("gemv", cfg, tile, p, c, f"roles {r.summary()}, sliced along N into the result", source)
 
 
-def result_slices(task) -> int:
+def result_slices(task, c: GOp | None = None, r: Roles | None = None) -> int:
     """How many slices of its one contraction's columns task result #0 reads (``sliced_contraction``'s gemm form:
-    an accumulator and a K loop each), 0 where it is not of that form."""
-    c = sole_contraction(task)
-    r = roles_of(c) if c is not None else None
+    an accumulator and a K loop each), 0 where it is not of that form (``c``, ``r``: that contraction and its
+    roles, where the caller has them)."""
+    if r is None:
+        c = sole_contraction(task)
+        r = roles_of(c) if c is not None else None
     if r is None or not is_contraction(r):
         return 0
     out = tensor_shape(c.results[0].type)
@@ -664,7 +666,7 @@ def result_slices(task) -> int:
 
 def _sliced_gemm(task, c: GOp, r: Roles, gpu, use_db: bool) -> Choice | None:
     """``sliced_contraction``'s gemm (the Triton form: a dot a slice in one tile)."""
-    slices = result_slices(task)
+    slices = result_slices(task, c, r)
     if not slices:
         return None
     res = tensor_shape(task.body.blocks.first.last_op.operands[0].type)
@@ -835,4 +837,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]

@@ -35,6 +35,7 @@ from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL, lit
 from kitsune.dialects.graph import GraphOp, fmt_loc
 from kitsune.dialects.regions import tensor_shape
 from kitsune.dialects.values import constant_value
+from kitsune.schedule.select import unit_reshape
 from kitsune.semantics import optable
 from kitsune.semantics.comprehension import Access, Affine, BinOp, Call, Indirect, IVar, Neg, Num, parse
 
@@ -170,15 +171,13 @@ class Evaluator:
             lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
             sshape = tensor_shape(src.type)
             sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
-            kept = [x for x, d in zip(idx, tensor_shape(v.type)) if d != 1]
-            if not isinstance(src.owner, Block) and src not in self.pop_of and \
-                    any(u.operation is op.parent_block().last_op for u in v.uses) and \
-                    [d for d in sshape if d != 1] == [d for d in tensor_shape(v.type) if d != 1]:
+            if not isinstance(src.owner, Block) and src not in self.pop_of and unit_reshape(op) and \
+                    any(u.operation is op.parent_block().last_op for u in v.uses):
                 # a result of the task that is a value of it with unit dims added or dropped only (kitsune-
                 # flatten-rows' exit): the index itself, not the digits of its flat offset, which wrap the lanes a
                 # tile holds past a dim's end into other rows (the dot template then finds no [rows, K] x
                 # [K, columns] form)
-                it = iter(kept)
+                it = iter(x for x, d in zip(idx, tensor_shape(v.type)) if d != 1)
                 sidx = tuple(lconst(0) if d == 1 else next(it) for d in sshape)
             if isinstance(src.owner, Block) and src in self.stage.args and \
                     self.gen.plan.tensors[self.stage.args[src]].row_major:

@@ -295,11 +295,9 @@ class GemmTmaGen:
         waited for before the kernel ends), or None: stored from registers. Own buffers of several results must
         fit beside the ring together (Llama prefill's down projection stores three results: 256 KB of shared
         memory against the H100's 227 KB, which the kernel then failed to launch with)."""
-        from kitsune.gpu import get_gpu
-
         cfg = GemmConfig(BM=self.BM, BN=self.BN, BK=self.BK, stages=self.S, GLUON=self.form)
-        need = cfg.gluon_result_buffer(out_bytes)
-        if need and cfg.gluon_ring_bytes() + self.cown + need + 1024 <= get_gpu("h100").smem_per_cta_bytes:
+        need = cfg.gluon_result_buffer(out_bytes, taken=self.cown)
+        if need:
             self.cown += need
             return "own"
         a_ring = self.S * self.BM * self.BK * 2
