@@ -581,6 +581,14 @@ class ConvConfig(Config):
                 for bf in (32, 64, 128) for bm in (32, 64, 128) for bk in (32, 64) for w, s in ((4, 3), (4, 4), (8, 3))
                 if bf <= max(16, _pow2_ge(p.N)) and bk <= max(16, _pow2_ge(p.K)) and (w == 4 or bf * bm >= 8192)]
 
+    @staticmethod
+    def gathered_input(p: Problem) -> bool:
+        """The input has too few channels, or a count that is no multiple of 8, for channels-last storage
+        (``kitsune.codegen.layouts.channels_last_shape``; K = c * kh * kw is then no multiple of 8 either): its K
+        loop is one flat gather over c * kh * kw, whose loads are single elements (a 7 x 7 stem over 3
+        channels)."""
+        return p.K % 8 != 0
+
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "ConvConfig":
         """64 pixels (two 28-wide rows; bench/kernels/conv_probe.py), every output channel up to 128 in one block
@@ -588,9 +596,14 @@ class ConvConfig(Config):
         ``conv_layout_probe.py``, although 64 gives twice the work items) unless the grid would fill less than
         half the SMs, K chunks of 64; 8 warps 3 stages deep for a 128 x 64 block over a long K (the 3x3 96 -> 128
         channels-last: 7.2 us against 8.8 on 4 warps), else 4 warps 4 deep (the 5x5 16 -> 32: 4.1 against 5.1
-        at 3)."""
+        at 3). A gathered input (``gathered_input``) takes 128 pixels and the K chunk that pads K least (ties to
+        the larger): ResNet's stem, K = 147 (``bench/kernels/stem_probe.py``, H100, its [K, pixels] loads): 109 us
+        at 128 x 32 against 188 at 64 x 64 -- the chunk's padding (160 against 192) and its gather per weight chunk
+        halved (3 stages: the gathered chunks wait in registers, not in shared memory)."""
         bf = max(16, min(128, _pow2_ge(p.N)))
         cfg = ConvConfig(BF=bf, BM=64, BK=64 if p.K >= 64 else max(16, _pow2_ge(p.K)), warps=4, stages=4)
+        if cls.gathered_input(p):
+            cfg = replace(cfg, BM=128, BK=min((64, 32, 16), key=lambda bk: (-(-p.K // bk) * bk, -bk)), stages=3)
         while cfg.BF > 32 and cfg.work_items(p) < 0.5 * gpu.sm_count:
             cfg = replace(cfg, BF=cfg.BF // 2)
         if cfg.BF * cfg.BM >= 8192 and p.K >= 512:

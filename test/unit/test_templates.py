@@ -450,6 +450,52 @@ def test_conv_template(tmp_path_factory, n, c, hw, f, k, stride, pad, dil, dt, m
         assert re.search(r"acc\d+ = (?:_dot_lp|tl\.dot)\(", src), "the convolution did not become a tl.dot"
 
 
+def lower_conv(text, cfg, mode):
+    """form-regions and kitsune-choose-schedules, then ``cfg`` (a ConvConfig) on the conv task."""
+    from kitsune.schedule.select import conv_tile
+
+    module = parse_module(text)
+    ctx = make_context()
+    FormRegionsPass().apply(ctx, module)
+    ChooseSchedulesPass().apply(ctx, module)
+    for g in [o for o in module.walk() if isinstance(o, df.GraphOp)]:
+        for t in g.tasks():
+            if t.attributes.get("template") == StringAttr("conv"):
+                set_tile(t, conv_tile(roles_of(anchor_of(t)[0]), cfg))
+                t.attributes["config"] = config_attr(cfg)
+        legalise_channels(g)
+    ConvertDataflowToGpuQueuePass(mode=mode).apply(ctx, module)
+    AllocateSMsPass().apply(ctx, module)
+    module.verify()
+    return module
+
+
+@settings(**{**SETTINGS, "max_examples": min(12, SETTINGS["max_examples"])})
+@given(n=st.integers(1, 2), c=st.integers(1, 5), hw=st.integers(24, 80), f=st.integers(16, 70),
+       k=st.sampled_from([3, 4, 7]), stride=st.sampled_from([2, 3, 4]), pad=st.integers(0, 3),
+       bm=st.sampled_from([32, 64, 128]), bk=st.sampled_from([16, 32]), dt=st.sampled_from(["f32", "bf16"]),
+       seed=st.integers(0, 1000))
+def test_conv_strided_gather(tmp_path_factory, n, c, hw, f, k, stride, pad, bm, bk, dt, seed):
+    """A strided convolution over few channels (a network's stem): the input, row-major, is read at a stride of
+    2 .. 4 elements along the tile's pixels (of one output row), so its block is loaded [K, pixels] (no transpose into the dot: the
+    lanes run along the pixels, ``DotTemplate.strided_lanes``), and the K loop steps by the config's BK; against
+    the reference interpreter."""
+    from kitsune.schedule.configs import ConvConfig
+
+    pad = min(pad, k - 1)
+    text, ow = conv_module(n, c, hw, hw + 5, f, k, stride, pad, 1, dt)
+    cfg = ConvConfig(BF=16 if f < 32 else 32, BM=bm, BK=bk, warps=4, stages=2)
+    src = run(text, cfg, "bulk-sync", tmp_path_factory.mktemp("convs"), dt, seed, lower=lower_conv, name="convs")
+    if ow < 16:
+        return
+    dot = re.search(r"acc\d+ = (?:_dot_lp|tl\.dot)\((.*)$", src, re.M)
+    assert dot, "the convolution did not become a tl.dot"
+    if bm < 2 * ow:  # (a tile of one row segment; whole rows flattened: no constant stride along the pixels)
+        assert "tl.trans" not in dot[1], "the input's block is loaded [pixels, K] and transposed"
+    if c * k * k > bk:  # (one chunk: no loop)
+        assert re.search(rf"for k\d+ in range\(0, {c * k * k}, {bk}\):", src), "the K loop ignores the config's BK"
+
+
 def conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt):
     """x -> 1x1 convolution to c1 channels -> ReLU -> k x k convolution to f channels, the weights parameters:
     the intermediate may be stored channels-last and the second weight packed (kitsune.codegen.layouts)."""

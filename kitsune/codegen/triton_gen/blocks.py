@@ -34,10 +34,12 @@ class Blocks:
         self.n += 1
         return f"{p}{self.n}"
 
-    def new_axis(self, prefix: str, size: int) -> str:
+    def new_axis(self, prefix: str, size: int, before: str | None = None) -> str:
+        """A new axis of ``size`` lanes, last in the axis order (or just ``before`` another axis: values over
+        both then have the new axis first)."""
         name = self.fresh(prefix)
         self.aranges[name] = size
-        self.order.append(name)
+        self.order.insert(self.order.index(before) if before is not None else len(self.order), name)
         return name
 
     def frame_of(self, axes) -> tuple:

@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 
 
 def anchor_statement(stage: Stage):
-    """(id(op), statement) of the reduction a gemm / gemv stage's own loop computes (its config's BK and
-    split apply to it), or None."""
-    if stage.template not in ("gemm", "gemv"):
+    """(id(op), statement) of the reduction a gemm / gemv / conv stage's own loop computes (its config's BK and
+    split apply to it), or None. (A conv stage's BK applies since session 37: before, its loop took 64 whatever
+    the config said.)"""
+    if stage.template not in ("gemm", "gemv", "conv"):
         return None
     from kitsune.schedule.roles import roles_of
     from kitsune.schedule.select import anchor_of

@@ -118,14 +118,17 @@ class DotTemplate:
                                        or self.contiguous_reduction_var(opp, B, rvars, ext))
         if lane_var is not None:
             BK = self.window_chunk(ext[lane_var], BK)
-        r = b.new_axis("r", BK)
         segments = None if split or lane_var else self.k_segments(opp, A, rvars, E, BK)
+        # B's block [K, n] instead of [n, K] transposed: its lanes then run along n (``strided_lanes``)
+        b_kn = not swap and lane_var is None and segments is None and self.strided_lanes(opp, B, binding,
+                                                                                         bframe[-1])
+        r = b.new_axis("r", BK, before=bframe[-1] if b_kn else None)
         if lane_var is not None:
             self._window_major(opp, binding, rvars, ext, idx, bframe, A, B, cast, acc, r, BK, lane_var, depth)
         elif segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
             operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-                                  ev.split_k.masked(E, BK, anchor), swap=swap)
+                                  ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
             if loop and not split:
                 prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
             if loop:
@@ -147,6 +150,37 @@ class DotTemplate:
         if scale != 1.0:
             out = b.tmp(f"{out.code} * {lit(scale)}", out.frame, out.depth)
         return out
+
+    STRIDED_LANES = 4
+    """``strided_lanes``' largest element stride along the tile axis: a warp's 32 lanes then span at most 8 sectors
+    of 32 bytes (bf16)."""
+
+    def strided_lanes(self, opp, B, binding, n: str) -> bool:
+        """Operand B (a dot's [n, K] side) is read from a row-major tensor at a constant stride of 2 ..
+        ``STRIDED_LANES`` elements along tile axis ``n`` (a stride-2 convolution's pixels): its block is then
+        loaded [K, n]. Triton's loads put the lanes along the dim it can prove contiguous, and along the last
+        dim when it can prove none; a [n, K] block then spreads a warp's lanes over K, whose flat index is a
+        gather (a 7 x 7 window over 3 channels: runs of 7 elements, then a jump of a row or a channel).
+        ResNet's stem alone (``bench/kernels/stem_probe.py``, H100): 245-560 -> 109-200 us over its configs."""
+        kind, x = B
+        if kind != "acc" or x.tensor not in opp.inputs or not all(isinstance(ix, Affine) for ix in x.indices):
+            return False
+        name = self.ev.stage.args.get(opp.inputs[x.tensor])
+        t = self.ev.gen.plan.tensors.get(name) if name else None
+        if t is None or t.order is not None:
+            return False
+        coef = 0
+        for ix, st in zip(x.indices, t.strides()):
+            for w, k in ix.terms:
+                lin = binding.get(w)
+                if lin is None:
+                    continue
+                for a, c in lin.terms:
+                    if n in a.axes:
+                        if a.kind != "axis":
+                            return False  # (a division or modulo of the axis: no constant stride)
+                        coef += k * c * st
+        return 2 <= coef <= self.STRIDED_LANES
 
     def contiguous_reduction_var(self, opp, A, rvars, ext) -> str | None:
         """The reduction variable along which operand A (either side of the dot: a convolution's tile may put
@@ -226,7 +260,7 @@ class DotTemplate:
         return bounds if lo == E else None
 
     def _step(self, opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-              need_mask: bool, red=None, kcond=None, swap: bool = False) -> None:
+              need_mask: bool, red=None, kcond=None, swap: bool = False, b_kn: bool = False) -> None:
         """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product. The
         reduction variables come from the flat index ``rl`` (``E`` in all), or are given (``red``, with the
         condition ``kcond`` of the chunk's lanes inside the reduction). ``swap``: the product B A^T into an
@@ -263,13 +297,15 @@ class DotTemplate:
             return code, tv
 
         ca, ta = operand(A, (*bt, m, r))
-        cb, tb = operand(B, (*bt, n, r))
+        cb, tb = operand(B, (*bt, r, n) if b_kn else (*bt, n, r))
         dt = TL[cast] if cast else "tl.float32"
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([kcond if kcond is not None else (rl, "<", E)])
             ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         if swap:  # B [n, r] first, A^T [r, m] second
             ca, cb = cb, f"tl.trans({ca})"
+        elif b_kn:  # (loaded [r, n])
+            pass
         else:
             cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         ca = f"({ca}).to({dt})"
