@@ -54,6 +54,15 @@ def channels_last_shape(shape) -> bool:
     return len(shape) == 4 and shape[1] >= MIN_CHANNELS and shape[1] % 8 == 0 and shape[2] * shape[3] > 1
 
 
+def _channels_tiled(st: "Stage", shape) -> bool:
+    """An elementwise stage computing ``shape`` whose tile spans at least ``MIN_CHANNELS`` channels (or all):
+    stored channels-last, its stores are runs of whole sectors (``kitsune.schedule.select.conv_input_tile``)."""
+    return (st.template in ("generic", "pointwise") and tuple(st.shape) == tuple(shape) and len(st.tile) == 4
+            and (st.tile[1] >= MIN_CHANNELS or st.tile[1] == shape[1])
+            and all(isinstance(o, GraphOp) and o.OPDEF.category in ("elementwise", "layout", "constant")
+                    or not isinstance(o, GraphOp) for o in st.op.body.blocks.first.ops))
+
+
 def _conv_of(st: "Stage") -> GraphOp | None:
     """The convolution a ``conv`` stage computes (its one conv2d op)."""
     if st.template != "conv":
@@ -171,10 +180,14 @@ def choose_storage_orders(plan: "Plan") -> None:
         if t.role != "buffer" or name in fixed or not rs or not channels_last_shape(t.shape):
             continue
         ws = writers.get(name, [])
-        if not ws or any(w is None or w.template != "conv" for w in ws):
+        if not ws or any(w is None for w in ws):
             continue
-        if all(role == "input" and input_ok(st) or role == "epilogue" for st, role in rs):
-            t.order = CHANNELS_LAST
+        if all(w.template == "conv" for w in ws):
+            if all(role == "input" and input_ok(st) or role == "epilogue" for st, role in rs):
+                t.order = CHANNELS_LAST
+        elif len(ws) == 1 and _channels_tiled(ws[0], t.shape):
+            if all(role == "input" and input_ok(st) for st, role in rs):
+                t.order = CHANNELS_LAST
     for st in stages:
         conv = _conv_of(st)
         if conv is None:

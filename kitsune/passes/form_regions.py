@@ -612,7 +612,10 @@ class _Former:
                 (cid,) = ids
                 c = self.groups[cid]
                 fusable = self.p.prologue and self.contraction_out(c) is not None
-                if not g.anchor and not g.rows:
+                if not g.anchor and not g.rows and self.windowed_conv_input(g, c):
+                    why = None  # (its own task: ``windowed_conv_input``)
+                    g.why.append("stays out of the convolution that reads it through a window")
+                elif not g.anchor and not g.rows:
                     why = "memory-only prologue"
                 elif g.anchor and self.row_gathers_only(g) and self.read_tile_for_tile(g, c):
                     why = "row gathers read tile for tile (loaded by index where the consumer reads them)"
@@ -629,6 +632,27 @@ class _Former:
                     self.merge([cid, g.id], why, rows_of=_Rows(c.rows, c.rowdims))
                     changed = True
                     break
+
+    def windowed_conv_input(self, g: _Group, c: _Group) -> bool:
+        """A value of ``g`` is the input of a convolution of ``c`` with a window of more than one tap, with
+        enough channels to be stored channels-last (``kitsune.codegen.layouts``). Fused, the convolution
+        would recompute ``g`` for every tap and output-channel block, and read its source through an NCHW gather
+        (a UNet's GroupNorm affine + SiLU before each 3 x 3: the K loop evaluated the sigmoid per gathered
+        element, 176-620 us per convolution on the H100); apart, ``g`` is written once, channels-last, and the
+        convolution's window-major loop loads channel vectors."""
+        from kitsune.codegen.layouts import channels_last_shape
+
+        for o in g.ops:
+            for r in o.results:
+                for u in r.uses:
+                    op = u.operation
+                    if self.group_of.get(op) is not c or u.index != 0 or getattr(op, "name", "") != "graph.conv2d":
+                        continue
+                    w = _shape(op.operands[1])
+                    if len(w) == 4 and w[2] * w[3] > 1 and op.attrs().get("groups", 1) == 1 and \
+                            channels_last_shape(_shape(r)):
+                        return True
+        return False
 
     @staticmethod
     def row_gathers_only(g: _Group) -> bool:

@@ -516,9 +516,24 @@ def transposed_tile(task, tile) -> tuple[int, ...]:
         return tuple(tile)
     shape = tensor_shape(task.outs[0].type)
     d = transposed_read_dim(task.body.blocks.first, shape)
-    n = len(shape)
-    if d is None or n < 2:
+    if d is None or len(shape) < 2:
         return tuple(tile)
+    return block_tile(shape, d)
+
+
+def conv_input_tile(shape) -> tuple[int, ...]:
+    """The tile of an elementwise task whose [n, c, h, w] result its program stores channels-last for the
+    convolutions that read it (``kitsune.schedule.storage.channels_last_writer``: a UNet's GroupNorm affine +
+    SiLU): ``block_tile`` along the channels, so that its loads (along w, of NCHW inputs) and its stores (along
+    c) both move whole sectors."""
+    return block_tile(shape, 1)
+
+
+def block_tile(shape, d: int) -> tuple[int, ...]:
+    """A tile holding whole runs of the trailing dims and a block along dim ``d`` (``transposed_tile``,
+    ``conv_input_tile``): whole images of the trailing two dims where one has at most 256 elements, by 16 to
+    ``TRANSPOSE_BLOCK`` along ``d`` (4096 lanes); else rows of at least 64 elements by ``TRANSPOSE_BLOCK``."""
+    n = len(shape)
     out = [1] * n
     out[-1] = shape[-1]
     if n >= 3 and d < n - 2:
@@ -837,4 +852,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "conv_input_tile", "block_tile", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]

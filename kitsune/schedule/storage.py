@@ -14,7 +14,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
-from kitsune.codegen.layouts import channels_last_shape, unary_elementwise_source
+from kitsune.codegen.layouts import MIN_CHANNELS, channels_last_shape, unary_elementwise_source
 from kitsune.dialects import dataflow as df
 from kitsune.dialects.regions import tensor_shape
 
@@ -30,12 +30,38 @@ def readers(r: SSAValue) -> list:
                                         else [u.operation])]
 
 
-def stored_channels_last(r: SSAValue) -> bool:
-    """Task result ``r`` is a tensor its program stores channels-last: written by a conv task, rank 4 with at least
-    16 channels (a multiple of 8) and more than one pixel, read by conv tasks only."""
+def feeds_conv_inputs(r: SSAValue) -> bool:
+    """Task result ``r`` is read by conv tasks only, each reading it as its convolution's input (through
+    one-operand elementwise ops)."""
     rs = readers(r)
-    return (is_conv_task(r.owner) and channels_last_shape(tensor_shape(r.type)) and bool(rs)
-            and all(is_conv_task(o) for o in rs))
+    if not rs or not all(is_conv_task(o) for o in rs):
+        return False
+    for t in rs:
+        args = [a for a, v in zip(t.body.blocks.first.args, t.ins)
+                if (v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v) is r]
+        convs = [o for o in t.body.blocks.first.ops if getattr(o, "name", "") == "graph.conv2d"]
+        if not args or not convs or any(unary_elementwise_source(c.operands[0]) not in args for c in convs):
+            return False
+    return True
+
+
+def channels_last_writer(op) -> bool:
+    """``op`` is an elementwise task whose tile spans at least ``MIN_CHANNELS`` channels of its rank-4 result (or
+    all of them): stored channels-last, its stores stay runs of whole sectors (``select.conv_input_tile``)."""
+    if not isinstance(op, df.TaskOp) or op.task_kind != "elementwise" or len(op.outs) != 1:
+        return False
+    shape, tile = tensor_shape(op.outs[0].type), op.tile_sizes()
+    return len(shape) == 4 and len(tile) == 4 and (tile[1] >= MIN_CHANNELS or tile[1] == shape[1])
+
+
+def stored_channels_last(r: SSAValue) -> bool:
+    """Task result ``r`` is a tensor its program stores channels-last: written by a conv task or an elementwise task
+    whose tile spans the channels (``channels_last_writer``), rank 4 with at least 16 channels (a multiple of 8)
+    and more than one pixel, read by conv tasks only (an elementwise writer's: as their convolutions' input)."""
+    rs = readers(r)
+    if not channels_last_shape(tensor_shape(r.type)) or not rs or not all(is_conv_task(o) for o in rs):
+        return False
+    return is_conv_task(r.owner) or channels_last_writer(r.owner) and feeds_conv_inputs(r)
 
 
 def operand_stored_channels_last(task: df.TaskOp, i: int) -> bool:
@@ -53,5 +79,5 @@ def conv_input_channels_last(task: df.TaskOp, conv) -> bool:
     return src in args and operand_stored_channels_last(task, args.index(src))
 
 
-__all__ = ["is_conv_task", "readers", "stored_channels_last", "operand_stored_channels_last",
+__all__ = ["is_conv_task", "readers", "feeds_conv_inputs", "channels_last_writer", "stored_channels_last", "operand_stored_channels_last",
            "conv_input_channels_last"]

@@ -149,3 +149,35 @@ def test_channels_last_through_residuals_and_1x1(tmp_path, mode):
     args = table(src, "ARGS")
     assert orders.pop(args[2]) == (2, 3, 1, 0), orders
     assert sorted(orders.values()) == [(0, 2, 3, 1)] * 2, orders
+
+
+def scaled_silu_conv_module(n, c, hw, f, dt="f32"):
+    """x * s (per channel) -> SiLU -> 3x3 convolution: the elementwise prologue of a UNet's convolutions (its
+    GroupNorm's affine and SiLU), the scale and the weights parameters."""
+    x, s = mlir_type([n, c, hw, hw + 3], dt), mlir_type([1, c, 1, 1], dt)
+    w, b, y = mlir_type([f, c, 3, 3], dt), mlir_type([f], dt), mlir_type([n, f, hw, hw + 3], dt)
+    return (f"func.func @main(%x: {x}, %s: {s} {PAR}, %w: {w} {PAR}, %b: {b} {PAR}) -> {y} {{\n"
+            f"    %m = graph.mul %x, %s : {x}, {s} -> {x}\n"
+            f"    %a = graph.silu %m : {x} -> {x}\n"
+            f"    %y = graph.conv2d %a, %w, %b {{padding = [1, 1]}} : {x}, {w}, {b} -> {y}\n"
+            f"    func.return %y : {y}\n}}\n")
+
+
+@pytest.mark.parametrize("c, hw", [(16, 6), (24, 9), (40, 5)])
+@pytest.mark.parametrize("mode", MODES)
+def test_elementwise_prologue_stored_channels_last(tmp_path, c, hw, mode):
+    """An elementwise prologue of a 3x3 convolution (``FormRegions.windowed_conv_input``) stays a task of its own,
+    tiled across the channels (``select.conv_input_tile``); in bulk-sync its result is stored channels-last, the
+    weight packed, and the convolution loops window-major without recomputing the SiLU per tap."""
+    src = run(scaled_silu_conv_module(2, c, hw, 8), GenericConfig(), mode, tmp_path, "f32", c, lower=lower_pipeline,
+              name="ewcl")
+    stages = dict(re.findall(r'# stage "(\w+)" \((\w+)\)', src))
+    assert "elementwise" in stages.values(), stages
+    conv = src[src.index('stage "conv2d'):]
+    conv = conv[:conv.index("@triton.jit")]
+    assert "sigmoid" not in conv, "the convolution recomputes the prologue"
+    assert re.search(rf"tile \[1, {min(c, 64)}, \d+, {hw + 3}\] of \[2, {c}, {hw}, {hw + 3}\]", src), \
+        "the elementwise tile does not span the channels"
+    if mode == "bulk-sync":
+        assert sorted(table(src, "ORDERS").values()) == [(0, 2, 3, 1), (2, 3, 1, 0)]
+        assert re.search(r"for k\d+ in range\(0, \d+\):", conv), "no window-major K loop"

@@ -8,10 +8,14 @@ of the graph-level module and the torch model (rel. err < 1e-4).
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 
 import numpy as np
 import pytest
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
@@ -180,6 +184,67 @@ def test_index_simplification():
     y = ladd(x, lconst(64))  # not aligned: stays a division
     assert lfloordiv(y, 128).terms[0][0].kind == "div"
     assert lmod(lscale(latom(c), 6), 3) == lconst(0)
+
+
+def _lin_value(x, env):
+    """The integer value of an index expression (sym atoms from ``env``; floor division and Python's modulo)."""
+    total = x.const
+    for a, c in x.terms:
+        if a.kind == "sym":
+            v = env[a.key]
+        elif a.kind == "div":
+            v = _lin_value(a.arg, env) // a.c
+        else:
+            v = _lin_value(a.arg, env) % a.c
+        total += c * v
+    return total
+
+
+def _factor_shape(draw, dims):
+    """A shape of the same element count: each dim split into factors or neighbours merged, unit dims put in."""
+    out = []
+    for d in dims:
+        fs = [f for f in range(2, d) if d % f == 0]
+        if fs and draw(st.booleans()):
+            f = draw(st.sampled_from(fs))
+            out += [f, d // f]
+        else:
+            out.append(d)
+        if draw(st.integers(0, 4)) == 0:
+            out.append(1)
+    i = 0
+    while i + 1 < len(out):
+        if draw(st.integers(0, 2)) == 0:
+            out[i:i + 2] = [out[i] * out[i + 1]]
+        i += 1
+    return tuple(out)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.data())
+def test_reshape_index_is_the_flat_digits_group_by_group(data):
+    """``reshape_index`` (a reshape's source index, group by group) equals numpy's unravel of the flat offset for
+    every in-range result index, on shapes split, merged and padded with unit dims; a nearest upsampling's
+    [N, C, H, 2, W, 2] -> [N, C, 2H, 2W] reads each source dim from its own result dim only."""
+    import numpy as np
+
+    from kitsune.codegen.triton_gen.index_algebra import laxes, reshape_groups, reshape_index
+
+    base = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=4))
+    src = _factor_shape(data.draw, base)
+    dst = _factor_shape(data.draw, base)
+    syms = [latom(Atom("sym", f"i{d}", 0, n - 1, frozenset([f"i{d}"]), 0)) for d, n in enumerate(dst)]
+    sidx = reshape_index(tuple(syms), src, dst)
+    for g_src, g_dst in reshape_groups(src, dst):
+        assert math.prod(src[d] for d in g_src) == math.prod(dst[d] for d in g_dst)
+    for _ in range(20):
+        at = [data.draw(st.integers(0, n - 1)) for n in dst]
+        env = {f"i{d}": v for d, v in enumerate(at)}
+        want = np.unravel_index(np.ravel_multi_index(at, dst), src) if src else ()
+        assert tuple(_lin_value(x, env) for x in sidx) == tuple(int(w) for w in want), (src, dst, at)
+    up = reshape_index(tuple(latom(Atom("sym", f"u{d}", 0, n - 1, frozenset([f"u{d}"]), 0))
+                             for d, n in enumerate((2, 3, 8, 6))), (2, 3, 4, 2, 3, 2), (2, 3, 8, 6))
+    assert [sorted(laxes(x)) for x in up] == [["u0"], ["u1"], ["u2"], ["u2"], ["u3"], ["u3"]]
 
 
 def test_matching_tile():

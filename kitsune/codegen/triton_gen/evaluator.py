@@ -29,7 +29,7 @@ from kitsune.codegen.plan import CodegenError, Queue, Stage, dtype_key
 from kitsune.codegen.triton_gen.arithmetic import Arithmetic
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
-from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, lrange, lscale, strides
+from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, lrange, lscale, reshape_index, strides
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL, lit
 from kitsune.dialects.graph import GraphOp, fmt_loc
@@ -170,7 +170,7 @@ class Evaluator:
             src = op.operands[0]
             lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
             sshape = tensor_shape(src.type)
-            sidx = tuple(lmod(lfloordiv(lin, s), d) for s, d in zip(strides(sshape), sshape))
+            sidx = reshape_index(idx, tuple(sshape), tuple(tensor_shape(v.type)))
             if not isinstance(src.owner, Block) and src not in self.pop_of and unit_reshape(op) and \
                     any(u.operation is op.parent_block().last_op for u in v.uses):
                 # a result of the task that is a value of it with unit dims added or dropped only (kitsune-

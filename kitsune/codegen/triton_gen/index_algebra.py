@@ -165,5 +165,43 @@ def lmod(x: Lin, c: int) -> Lin:
 strides = row_major_strides  # (in elements; a global tensor's own: ``plan.Tensor.strides``)
 
 
+def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[range, range]]:
+    """The dims of a row-major reshape from ``src`` to ``dst`` in groups (source dims, result dims) of equal
+    products, cut wherever the two shapes' prefix products meet: each group reshapes on its own. [N, C, H, 2, W, 2]
+    -> [N, C, 2H, 2W] is (N)(C)(H, 2 | 2H)(W, 2 | 2W); one group of all the dims where they never meet."""
+    groups, i, j = [], 0, 0
+    while i < len(src) or j < len(dst):
+        i0, j0, a, b = i, j, 1, 1
+        while True:  # (unit dims join the group before them, or the first)
+            if a <= b and i < len(src):
+                a *= src[i]
+                i += 1
+            elif j < len(dst):
+                b *= dst[j]
+                j += 1
+            else:
+                break
+            if a == b and (i == len(src) or src[i] != 1) and (j == len(dst) or dst[j] != 1):
+                break
+        groups.append((range(i0, i), range(j0, j)))
+    return groups
+
+
+def reshape_index(idx: tuple["Lin", ...], src: tuple[int, ...], dst: tuple[int, ...]) -> tuple["Lin", ...]:
+    """The source index of a row-major reshape's result index ``idx``: the digits of each group's own flat offset
+    (``reshape_groups``), not of the whole tensor's. Equal wherever ``idx`` is in range; beyond it (a window's
+    padding, masked) each dim's digits stay in their own group, and a group of one source dim is its index: a
+    convolution over a nearest upsampling reads ``X[n, c, y // 2, x // 2]`` instead of digits of the flat
+    ``(((n C + c) 2H + y) 2W + x)`` (ten divisions an element)."""
+    out: list[Lin] = [lconst(0)] * len(src)
+    for gs, gd in reshape_groups(src, dst):
+        dshape = [dst[d] for d in gd]
+        lin = ladd(*(lscale(idx[d], s) for d, s in zip(gd, strides(dshape))))
+        sshape = [src[d] for d in gs]
+        for d, s, n in zip(gs, strides(sshape), sshape):
+            out[d] = lconst(0) if n == 1 else lmod(lfloordiv(lin, s), n)
+    return tuple(out)
+
+
 __all__ = ["Atom", "Lin", "lconst", "latom", "ladd", "lscale", "lrange", "laxes", "ldepth", "lfloordiv", "lmod",
-           "strides"]
+           "strides", "reshape_groups", "reshape_index"]
