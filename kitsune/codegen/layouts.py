@@ -54,13 +54,32 @@ def channels_last_shape(shape) -> bool:
     return len(shape) == 4 and shape[1] >= MIN_CHANNELS and shape[1] % 8 == 0 and shape[2] * shape[3] > 1
 
 
+def spans_channels(shape, tile) -> bool:
+    """A tile of a rank-4 ``shape`` holding at least ``MIN_CHANNELS`` channels (or all of them): a stage of such
+    tiles stores a channels-last result in runs of whole sectors."""
+    return len(shape) == 4 and len(tile) == 4 and (tile[1] >= MIN_CHANNELS or tile[1] == shape[1])
+
+
 def _channels_tiled(st: "Stage", shape) -> bool:
-    """An elementwise stage computing ``shape`` whose tile spans at least ``MIN_CHANNELS`` channels (or all):
-    stored channels-last, its stores are runs of whole sectors (``kitsune.schedule.select.conv_input_tile``)."""
-    return (st.template in ("generic", "pointwise") and tuple(st.shape) == tuple(shape) and len(st.tile) == 4
-            and (st.tile[1] >= MIN_CHANNELS or st.tile[1] == shape[1])
-            and all(isinstance(o, GraphOp) and o.OPDEF.category in ("elementwise", "layout", "constant")
-                    or not isinstance(o, GraphOp) for o in st.op.body.blocks.first.ops))
+    """An elementwise stage computing ``shape`` whose tile spans the channels (``spans_channels``;
+    ``kitsune.schedule.select.conv_input_tile``)."""
+    from kitsune.schedule.storage import elementwise_body
+
+    return (st.template in ("generic", "pointwise") and tuple(st.shape) == tuple(shape)
+            and spans_channels(shape, st.tile) and elementwise_body(st.op.body.blocks.first))
+
+
+def windowed_conv_input(op, index: int) -> bool:
+    """Operand ``index`` of ``op`` is the input of a convolution with a window of more than one tap (groups 1)
+    that could be stored channels-last (``channels_last_shape``): ``kitsune-form-regions`` and
+    ``kitsune-fuse-copies`` leave such an input's elementwise or layout producer a task of its own, which stores
+    it channels-last (``kitsune.schedule.storage.channels_last_writer``) instead of the convolution recomputing it
+    per tap over an NCHW gather."""
+    if not isinstance(op, GraphOp) or op.name != "graph.conv2d" or index != 0:
+        return False
+    w = tensor_shape(op.operands[1].type)
+    return (len(w) == 4 and w[2] * w[3] > 1 and op.attrs().get("groups", 1) == 1
+            and channels_last_shape(tensor_shape(op.operands[0].type)))
 
 
 def _conv_of(st: "Stage") -> GraphOp | None:
@@ -198,4 +217,4 @@ def choose_storage_orders(plan: "Plan") -> None:
         plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
 
 
-__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "channels_last_shape", "choose_storage_orders", "unary_elementwise_source"]
+__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "channels_last_shape", "spans_channels", "windowed_conv_input", "choose_storage_orders", "unary_elementwise_source"]

@@ -155,10 +155,10 @@ class ChooseSchedulesPass(ModulePass):
         load channel vectors window position by window position instead of gathering c * kh * kw."""
         from kitsune.codegen.layouts import channels_last_shape
         from kitsune.schedule.select import conv_input_tile
-        from kitsune.schedule.storage import feeds_conv_inputs
+        from kitsune.schedule.storage import elementwise_task, feeds_conv_inputs
 
         for t in g.tasks():
-            if t.task_kind != "elementwise" or len(t.outs) != 1:
+            if not elementwise_task(t):
                 continue
             shape = tensor_shape(t.outs[0].type)
             if channels_last_shape(shape) and feeds_conv_inputs(t.outs[0]):

@@ -635,24 +635,15 @@ class _Former:
 
     def windowed_conv_input(self, g: _Group, c: _Group) -> bool:
         """A value of ``g`` is the input of a convolution of ``c`` with a window of more than one tap, with
-        enough channels to be stored channels-last (``kitsune.codegen.layouts``). Fused, the convolution
-        would recompute ``g`` for every tap and output-channel block, and read its source through an NCHW gather
-        (a UNet's GroupNorm affine + SiLU before each 3 x 3: the K loop evaluated the sigmoid per gathered
-        element, 176-620 us per convolution on the H100); apart, ``g`` is written once, channels-last, and the
-        convolution's window-major loop loads channel vectors."""
-        from kitsune.codegen.layouts import channels_last_shape
+        enough channels to be stored channels-last (``kitsune.codegen.layouts.windowed_conv_input``). Fused, the
+        convolution would recompute ``g`` for every tap and output-channel block, and read its source through an
+        NCHW gather (a UNet's GroupNorm affine + SiLU before each 3 x 3: the K loop evaluated the sigmoid per
+        gathered element, 176-620 us per convolution on the H100); apart, ``g`` is written once, channels-last,
+        and the convolution's window-major loop loads channel vectors."""
+        from kitsune.codegen.layouts import windowed_conv_input
 
-        for o in g.ops:
-            for r in o.results:
-                for u in r.uses:
-                    op = u.operation
-                    if self.group_of.get(op) is not c or u.index != 0 or getattr(op, "name", "") != "graph.conv2d":
-                        continue
-                    w = _shape(op.operands[1])
-                    if len(w) == 4 and w[2] * w[3] > 1 and op.attrs().get("groups", 1) == 1 and \
-                            channels_last_shape(_shape(r)):
-                        return True
-        return False
+        return any(self.group_of.get(u.operation) is c and windowed_conv_input(u.operation, u.index)
+                   for o in g.ops for r in o.results for u in r.uses)
 
     @staticmethod
     def row_gathers_only(g: _Group) -> bool:

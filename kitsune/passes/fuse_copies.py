@@ -15,6 +15,9 @@ at the top of every consuming task's body, which reads the copy's own inputs ins
 later where it can be finer). The consumer's loads then index the copy's sources
 directly (the concat becomes a select between two loads).
 
+A copy read only as the input of multi-tap convolutions stays (``feeds_windowed_convs``): stored channels-last,
+it turns the convolutions' gathers into vector loads.
+
 Runs after ``kitsune-materialize`` (which creates such tasks) and before
 ``kitsune-choose-schedules`` (which picks templates and tiles for the tasks that
 remain).
@@ -120,6 +123,16 @@ def inline_copy(task: df.TaskOp, uses: list[tuple[df.ChannelOp, df.TaskOp, int]]
     task.erase()  # the channels that only fed it go with legalise_channels' sweep
 
 
+def feeds_windowed_convs(uses: list[tuple[df.ChannelOp, df.TaskOp, int]]) -> bool:
+    """Every consumer reads the copy as the input of a multi-tap convolution (``layouts.windowed_conv_input``: a
+    UNet's nearest upsampling before its 3 x 3): the copy stays, stored channels-last, so that the convolution
+    loads channel vectors instead of gathering through the copy's reshapes."""
+    from kitsune.codegen.layouts import windowed_conv_input
+
+    return all(u.operation is not None and windowed_conv_input(u.operation, u.index)
+               for _, cons, idx in uses for u in cons.body.blocks.first.args[idx].uses)
+
+
 @dataclass(frozen=True)
 class FuseCopiesPass(ModulePass):
     """Inline tasks that only move data (layout ops) into the tasks that read them."""
@@ -135,7 +148,7 @@ class FuseCopiesPass(ModulePass):
                 if not is_copy(t):
                     continue
                 uses = _consumers(t)
-                if uses:
+                if uses and not feeds_windowed_convs(uses):
                     inline_copy(t, uses)
                     changed = True
             if changed:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
-from kitsune.codegen.layouts import MIN_CHANNELS, channels_last_shape, unary_elementwise_source
+from kitsune.codegen.layouts import channels_last_shape, spans_channels, unary_elementwise_source
 from kitsune.dialects import dataflow as df
+from kitsune.dialects.graph import GraphOp
 from kitsune.dialects.regions import tensor_shape
 
 
@@ -45,13 +46,23 @@ def feeds_conv_inputs(r: SSAValue) -> bool:
     return True
 
 
+def elementwise_body(block) -> bool:
+    """Every graph op of a task's (or stage's) body ``block`` is an elementwise, layout or constant op."""
+    ops = [o for o in block.ops if isinstance(o, GraphOp)]
+    return bool(ops) and all(o.OPDEF.category in ("elementwise", "layout", "constant") for o in ops)
+
+
+def elementwise_task(op) -> bool:
+    """``op`` is a task of one result whose body is elementwise and layout ops only (a UNet's GroupNorm affine +
+    SiLU, its nearest upsampling), whatever kind the pass that made it gave it."""
+    return isinstance(op, df.TaskOp) and len(op.outs) == 1 and elementwise_body(op.body.blocks.first)
+
+
 def channels_last_writer(op) -> bool:
-    """``op`` is an elementwise task whose tile spans at least ``MIN_CHANNELS`` channels of its rank-4 result (or
-    all of them): stored channels-last, its stores stay runs of whole sectors (``select.conv_input_tile``)."""
-    if not isinstance(op, df.TaskOp) or op.task_kind != "elementwise" or len(op.outs) != 1:
-        return False
-    shape, tile = tensor_shape(op.outs[0].type), op.tile_sizes()
-    return len(shape) == 4 and len(tile) == 4 and (tile[1] >= MIN_CHANNELS or tile[1] == shape[1])
+    """``op`` is an elementwise (or layout) task whose tile spans the channels of its rank-4 result
+    (``layouts.spans_channels``): stored channels-last, its stores stay runs of whole sectors
+    (``select.conv_input_tile``)."""
+    return elementwise_task(op) and spans_channels(tensor_shape(op.outs[0].type), op.tile_sizes())
 
 
 def stored_channels_last(r: SSAValue) -> bool:
@@ -79,5 +90,5 @@ def conv_input_channels_last(task: df.TaskOp, conv) -> bool:
     return src in args and operand_stored_channels_last(task, args.index(src))
 
 
-__all__ = ["is_conv_task", "readers", "feeds_conv_inputs", "channels_last_writer", "stored_channels_last", "operand_stored_channels_last",
+__all__ = ["is_conv_task", "readers", "feeds_conv_inputs", "elementwise_body", "elementwise_task", "channels_last_writer", "stored_channels_last", "operand_stored_channels_last",
            "conv_input_channels_last"]

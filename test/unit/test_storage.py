@@ -181,3 +181,34 @@ def test_elementwise_prologue_stored_channels_last(tmp_path, c, hw, mode):
     if mode == "bulk-sync":
         assert sorted(table(src, "ORDERS").values()) == [(0, 2, 3, 1), (2, 3, 1, 0)]
         assert re.search(r"for k\d+ in range\(0, \d+\):", conv), "no window-major K loop"
+
+
+def upsampled_conv_module(n, c, hw, f, dt="f32"):
+    """Nearest upsampling by 2 (reshape, expand, reshape: the importer's form) -> 3x3 convolution."""
+    x, sp, big = (mlir_type(s, dt) for s in ([n, c, hw, hw + 1], [n, c, hw, 1, hw + 1, 1],
+                                              [n, c, hw, 2, hw + 1, 2]))
+    u = mlir_type([n, c, 2 * hw, 2 * hw + 2], dt)
+    w, b, y = mlir_type([f, c, 3, 3], dt), mlir_type([f], dt), mlir_type([n, f, 2 * hw, 2 * hw + 2], dt)
+    return (f"func.func @main(%x: {x}, %w: {w} {PAR}, %b: {b} {PAR}) -> {y} {{\n"
+            f"    %r = graph.reshape %x : {x} -> {sp}\n"
+            f"    %e = graph.expand %r {{shape = [{n}, {c}, {hw}, 2, {hw + 1}, 2]}} : {sp} -> {big}\n"
+            f"    %u = graph.reshape %e : {big} -> {u}\n"
+            f"    %y = graph.conv2d %u, %w, %b {{padding = [1, 1]}} : {u}, {w}, {b} -> {y}\n"
+            f"    func.return %y : {y}\n}}\n")
+
+
+@pytest.mark.parametrize("c, hw", [(16, 3), (24, 4)])
+@pytest.mark.parametrize("mode", MODES)
+def test_upsampling_before_a_conv_stays_a_copy(tmp_path, c, hw, mode):
+    """A nearest upsampling read only by a 3x3 convolution is a copy ``kitsune-fuse-copies`` leaves in place
+    (``feeds_windowed_convs``): in bulk-sync it writes the upsampled tensor channels-last, indexing its source
+    ``[y // 2, x // 2]`` (``reshape_index``), and the convolution loops window-major over it."""
+    src = run(upsampled_conv_module(2, c, hw, 8), GenericConfig(), mode, tmp_path, "f32", c + hw,
+              lower=lower_pipeline, name="upcl")
+    assert len(re.findall(r'# stage "', src)) == 2, "the upsampling was inlined into the convolution"
+    copy = src[src.index('# stage "'):]
+    copy = copy[:copy.index("@triton.jit")]
+    assert "// 2" in copy and "% 2" not in copy, "the source index is not [y // 2, x // 2]"
+    if mode == "bulk-sync":
+        assert sorted(table(src, "ORDERS").values()) == [(0, 2, 3, 1), (2, 3, 1, 0)]
+        assert re.search(r"for k\d+ in range\(0, \d+\):", src), "no window-major K loop"
