@@ -165,8 +165,7 @@ class DotTemplate:
         kind, x = B
         if kind != "acc" or x.tensor not in opp.inputs or not all(isinstance(ix, Affine) for ix in x.indices):
             return False
-        name = self.ev.stage.args.get(opp.inputs[x.tensor])
-        t = self.ev.gen.plan.tensors.get(name) if name else None
+        t = self.stored_tensor(opp.inputs[x.tensor])
         if t is None or t.order is not None:
             return False
         coef = 0
@@ -182,6 +181,12 @@ class DotTemplate:
                         coef += k * c * st
         return 2 <= coef <= self.STRIDED_LANES
 
+    def stored_tensor(self, v):
+        """The global tensor (``plan.Tensor``) that stage input ``v`` is, or None (a value computed in the
+        stage)."""
+        name = self.ev.stage.args.get(v) if isinstance(v.owner, Block) else None
+        return self.ev.gen.plan.tensors.get(name) if name else None
+
     def contiguous_reduction_var(self, opp, A, rvars, ext) -> str | None:
         """The reduction variable along which operand A (either side of the dot: a convolution's tile may put
         the channels or the pixels first) is contiguous in memory, when A is read from a tensor
@@ -194,9 +199,7 @@ class DotTemplate:
             return None
         from kitsune.codegen.layouts import unary_elementwise_source
 
-        v = unary_elementwise_source(opp.inputs[x.tensor])
-        name = self.ev.stage.args.get(v) if isinstance(v.owner, Block) else None
-        t = self.ev.gen.plan.tensors.get(name) if name else None
+        t = self.stored_tensor(unary_elementwise_source(opp.inputs[x.tensor]))
         if t is None or t.order is None or not all(isinstance(ix, Affine) for ix in x.indices):
             return None
         coef = {u: sum(k * st for ix, st in zip(x.indices, t.strides()) for w, k in ix.terms if w == u)
@@ -304,9 +307,7 @@ class DotTemplate:
             ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         if swap:  # B [n, r] first, A^T [r, m] second
             ca, cb = cb, f"tl.trans({ca})"
-        elif b_kn:  # (loaded [r, n])
-            pass
-        else:
+        elif not b_kn:  # (a [r, n] block goes in as it is)
             cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
         ca = f"({ca}).to({dt})"
         cb = f"({cb}).to({dt})"
