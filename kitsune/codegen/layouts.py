@@ -60,11 +60,15 @@ def spans_channels(shape, tile) -> bool:
     return len(shape) == 4 and len(tile) == 4 and (tile[1] >= MIN_CHANNELS or tile[1] == shape[1])
 
 
+def elementwise_body(block) -> bool:
+    """Every graph op of a task's (or stage's) body ``block`` is an elementwise, layout or constant op."""
+    ops = [o for o in block.ops if isinstance(o, GraphOp)]
+    return bool(ops) and all(o.OPDEF.category in ("elementwise", "layout", "constant") for o in ops)
+
+
 def _channels_tiled(st: "Stage", shape) -> bool:
     """An elementwise stage computing ``shape`` whose tile spans the channels (``spans_channels``;
     ``kitsune.schedule.select.conv_input_tile``)."""
-    from kitsune.schedule.storage import elementwise_body
-
     return (st.template in ("generic", "pointwise") and tuple(st.shape) == tuple(shape)
             and spans_channels(shape, st.tile) and elementwise_body(st.op.body.blocks.first))
 
@@ -217,4 +221,4 @@ def choose_storage_orders(plan: "Plan") -> None:
         plan.tensors[st.args[conv.operands[1]]].order = PACKED_WEIGHT
 
 
-__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "channels_last_shape", "spans_channels", "windowed_conv_input", "choose_storage_orders", "unary_elementwise_source"]
+__all__ = ["CHANNELS_LAST", "PACKED_WEIGHT", "channels_last_shape", "spans_channels", "elementwise_body", "windowed_conv_input", "choose_storage_orders", "unary_elementwise_source"]

@@ -14,9 +14,8 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
-from kitsune.codegen.layouts import channels_last_shape, spans_channels, unary_elementwise_source
+from kitsune.codegen.layouts import channels_last_shape, elementwise_body, spans_channels, unary_elementwise_source
 from kitsune.dialects import dataflow as df
-from kitsune.dialects.graph import GraphOp
 from kitsune.dialects.regions import tensor_shape
 
 
@@ -31,6 +30,11 @@ def readers(r: SSAValue) -> list:
                                         else [u.operation])]
 
 
+def carried(v: SSAValue) -> SSAValue:
+    """What task operand ``v`` reads: the task result a channel carries, else ``v`` itself."""
+    return v.owner.source if isinstance(v.owner, df.ChannelOp) else v
+
+
 def feeds_conv_inputs(r: SSAValue) -> bool:
     """Task result ``r`` is read by conv tasks only, each reading it as its convolution's input (through
     one-operand elementwise ops)."""
@@ -38,18 +42,11 @@ def feeds_conv_inputs(r: SSAValue) -> bool:
     if not rs or not all(is_conv_task(o) for o in rs):
         return False
     for t in rs:
-        args = [a for a, v in zip(t.body.blocks.first.args, t.ins)
-                if (v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v) is r]
+        args = [a for a, v in zip(t.body.blocks.first.args, t.ins) if carried(v) is r]
         convs = [o for o in t.body.blocks.first.ops if getattr(o, "name", "") == "graph.conv2d"]
         if not args or not convs or any(unary_elementwise_source(c.operands[0]) not in args for c in convs):
             return False
     return True
-
-
-def elementwise_body(block) -> bool:
-    """Every graph op of a task's (or stage's) body ``block`` is an elementwise, layout or constant op."""
-    ops = [o for o in block.ops if isinstance(o, GraphOp)]
-    return bool(ops) and all(o.OPDEF.category in ("elementwise", "layout", "constant") for o in ops)
 
 
 def elementwise_task(op) -> bool:
@@ -77,9 +74,7 @@ def stored_channels_last(r: SSAValue) -> bool:
 
 def operand_stored_channels_last(task: df.TaskOp, i: int) -> bool:
     """Operand ``i`` of conv task ``task`` is a tensor its program stores channels-last."""
-    v = task.ins[i]
-    r = v.owner.operands[0] if isinstance(v.owner, df.ChannelOp) else v  # (a channel carries a task's result)
-    return is_conv_task(task) and stored_channels_last(r)
+    return is_conv_task(task) and stored_channels_last(carried(task.ins[i]))
 
 
 def conv_input_channels_last(task: df.TaskOp, conv) -> bool:
@@ -90,5 +85,5 @@ def conv_input_channels_last(task: df.TaskOp, conv) -> bool:
     return src in args and operand_stored_channels_last(task, args.index(src))
 
 
-__all__ = ["is_conv_task", "readers", "feeds_conv_inputs", "elementwise_body", "elementwise_task", "channels_last_writer", "stored_channels_last", "operand_stored_channels_last",
+__all__ = ["is_conv_task", "readers", "carried", "feeds_conv_inputs", "elementwise_task", "channels_last_writer", "stored_channels_last", "operand_stored_channels_last",
            "conv_input_channels_last"]
