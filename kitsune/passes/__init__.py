@@ -49,6 +49,12 @@ def _kitsune_hoist_row_scale():
     return HoistRowScalePass
 
 
+def _kitsune_split_long_norms():
+    from kitsune.passes.split_long_norms import SplitLongNormsPass
+
+    return SplitLongNormsPass
+
+
 def _kitsune_project_gathers():
     from kitsune.passes.project_gathers import ProjectGathersPass
 
@@ -126,6 +132,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "kitsune-fuse-scatters": _kitsune_fuse_scatters,
     "kitsune-hoist-row-scale": _kitsune_hoist_row_scale,
     "kitsune-flatten-rows": _kitsune_flatten_rows,
+    "kitsune-split-long-norms": _kitsune_split_long_norms,
     "kitsune-project-gathers": _kitsune_project_gathers,
     "kitsune-merge-siblings": _kitsune_merge_siblings,
     "kitsune-choose-schedules": _kitsune_choose_schedules,

@@ -61,6 +61,7 @@ from kitsune.dialects import dataflow as df
 from kitsune.dialects.graph import GraphOp as GOp
 from kitsune.dialects.graph import elem_bytes, is_last_dim_concat
 from kitsune.dialects.sliced_results import sliced_domain
+from kitsune.passes.split_long_norms import STATS_OPS
 
 from xdsl.passes import ModulePass
 
@@ -107,7 +108,7 @@ def row_wise(op: GOp) -> bool:
         return dims == list(range(rank - len(dims), rank)) and len(dims) < rank
     if od.name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
         return a["dim"] % rank == rank - 1 and rank >= 2
-    if od.name in ("layer_norm", "rms_norm", "layer_norm_backward"):
+    if od.name in ("layer_norm", "rms_norm", "layer_norm_backward", *STATS_OPS.values()):
         return a["normalized_rank"] < rank
     return False
 
@@ -248,7 +249,15 @@ class _Group:
         self.anchor = cls in ("contraction", "gather", "other")
         self.rows = cls == "row"
         self.rowdims = _shape(op.operands[0])[:-1] if cls == "row" else None
+        self.statistics = norm_statistics(op)
         self.why: list[str] = [f"{op.name.split('.')[1]} ({cls_desc(cls)})"]
+
+
+def norm_statistics(op: Operation) -> bool:
+    """``op`` computes a norm's statistics alone (``kitsune-split-long-norms``: rows too long for one tile). Its
+    group is that op only: joined to its producer's, the producer's result would be computed row by row; joined
+    by its readers (the normalisation), the task's tile would span the long rows again."""
+    return isinstance(op, GOp) and op.OPDEF.name in STATS_OPS.values()
 
 
 @dataclass
@@ -368,6 +377,7 @@ class _Former:
             g = self.groups.pop(i)
             keep.ops += g.ops
             keep.anchor |= g.anchor
+            keep.statistics |= g.statistics
             if g.rows and not keep.rows:
                 keep.rows, keep.rowdims = True, g.rowdims
             keep.why += g.why
@@ -402,6 +412,8 @@ class _Former:
     # ---- legality of op joining group g through operand value v
     def can_join(self, g: _Group, op: GOp, v: SSAValue, rel: str) -> str | None:
         cls = op_class(op)
+        if g.statistics or norm_statistics(op):
+            return None  # (a task of its own: ``norm_statistics``)
         out = _shape(op.results[0]) if op.results else ()
         if cls == "ew":
             if rel == "tile":
@@ -607,7 +619,7 @@ class _Former:
             changed = False
             for g in sorted(self.groups.values(), key=lambda g: -min(self.index[o] for o in g.ops)):
                 ids, ret = self.users(g)
-                if ret or len(ids) != 1:
+                if ret or len(ids) != 1 or g.statistics:
                     continue
                 (cid,) = ids
                 c = self.groups[cid]

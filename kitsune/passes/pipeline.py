@@ -2,7 +2,8 @@
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-project-gathers`` and ``kitsune-merge-siblings`` (``merge``),
 ``kitsune-hoist-row-scale``, ``kitsune-flatten-rows`` (row-local regions around a linear over ragged leading dims on
-2-D rows), ``kitsune-inplace-updates`` (buffer mutations written into the
+2-D rows), ``kitsune-split-long-norms`` (norms over rows too long for one tile: statistics + elementwise),
+``kitsune-inplace-updates`` (buffer mutations written into the
 buffer), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small
 contractions off the anchor path become tasks of their own), ``kitsune-fuse-copies`` (tasks
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from kitsune.gpu import parse_gpu_option
+from kitsune.passes.split_long_norms import LONG_ROW
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class KitsunePipelinePass(ModulePass):
     """dataflow mode: fold split reductions' combines into their partials' kernels (convert-dataflow-to-gpu-queue)."""
     report: bool = False
     """Print the SM allocation to stderr."""
+    long_row: int = LONG_ROW
+    """Longest row a layer / RMS norm keeps whole (kitsune-split-long-norms's ``max_row``)."""
 
     def task_passes(self) -> list[ModulePass]:
         """The passes that form the tasks (graph -> dataflow), before any schedule is chosen: what
@@ -78,6 +82,7 @@ class KitsunePipelinePass(ModulePass):
         from kitsune.passes.flatten_rows import FlattenRowsPass
         from kitsune.passes.merge_siblings import MergeSiblingsPass
         from kitsune.passes.project_gathers import ProjectGathersPass
+        from kitsune.passes.split_long_norms import SplitLongNormsPass
 
         gpu = parse_gpu_option(self.gpu)
         out: list[ModulePass] = []
@@ -89,6 +94,7 @@ class KitsunePipelinePass(ModulePass):
         if self.canonicalize:
             out.append(HoistRowScalePass())
             out.append(FlattenRowsPass())
+        out.append(SplitLongNormsPass(max_row=self.long_row))
         out.append(InplaceUpdatesPass())
         out.append(FormRegionsPass(gpu=self.gpu))
         out.append(MaterializePass())

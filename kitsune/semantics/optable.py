@@ -371,6 +371,36 @@ _def(OpDef("rms_norm", [Operand("x"), Operand("weight", "optional")],
            "RMS normalisation over the trailing normalized_rank dims, optional weight", "normalization"))
 
 
+def _norm_stats(centered: bool):
+    """The statistics of layer_norm (mean, 1/std) or rms_norm (1/rms) alone, shaped like x with the normalized
+    dims 1: what ``kitsune-split-long-norms`` computes once per row when a row is too long for one tile."""
+
+    def sem(shapes, attrs):
+        (s,) = shapes
+        p, r, n = _norm_split(s, attrs["normalized_rank"])
+        F, S = _idx(p + r), _idx(p + ["0"] * len(r))
+        params = {"inv": 1.0 / n, "eps": attrs["eps"]}
+        if not centered:
+            return Instance(f"Q[{S}] += X[{F}] * X[{F}]; R[{S}] = rsqrt(Q[{S}] * $inv + $eps)", {"X": 0}, ["R"],
+                            params)
+        text = (f"A[{S}] += X[{F}]; M[{S}] = A[{S}] * $inv; D[{F}] = X[{F}] - M[{S}]; "
+                f"V[{S}] += D[{F}] * D[{F}]; R[{S}] = rsqrt(V[{S}] * $inv + $eps)")
+        return Instance(text, {"X": 0}, ["M", "R"], params)
+
+    return sem
+
+
+_def(OpDef("layer_norm_stats", [Operand("x")], {"normalized_rank": Attr("int", 1), "eps": Attr("float", 1e-5)},
+           _norm_stats(True), "layer_norm's mean and 1 / sqrt(var + eps) over the trailing normalized_rank dims, "
+           "shaped like x with those dims 1", "normalization", result_dtype="free", results="variadic",
+           example="%m, %r = graph.layer_norm_stats %x {normalized_rank = 1} : tensor<4x8xbf16> -> "
+                   "(tensor<4x1xf32>, tensor<4x1xf32>)"))
+_def(OpDef("rms_norm_stats", [Operand("x")], {"normalized_rank": Attr("int", 1), "eps": Attr("float", 1e-6)},
+           _norm_stats(False), "rms_norm's 1 / sqrt(mean(x^2) + eps) over the trailing normalized_rank dims, "
+           "shaped like x with those dims 1", "normalization", result_dtype="free",
+           example="%r = graph.rms_norm_stats %x {normalized_rank = 1} : tensor<4x8xbf16> -> tensor<4x1xf32>"))
+
+
 def _batch_norm(shapes, attrs):
     s = shapes[0]
     if len(s) < 2:

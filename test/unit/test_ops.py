@@ -114,6 +114,20 @@ CASES: dict[str, list[Case]] = {
         Case("rank2_eps", [rn(2, 3, 4), rn(3, 4)], lambda x, w: F.rms_norm(x, (3, 4), w, eps=1e-2),
              {"normalized_rank": 2, "eps": 1e-2}),
     ],
+    "layer_norm_stats": [
+        Case("row", [rn(3, 8)], lambda x: (x.mean(-1, keepdim=True),
+                                           torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + 1e-5)),
+             result_types=[ttype([3, 1]), ttype([3, 1])]),
+        Case("rank2_eps", [rn(2, 3, 4)], lambda x: (x.mean((1, 2), keepdim=True),
+                                                    torch.rsqrt(x.var((1, 2), unbiased=False, keepdim=True) + 1e-2)),
+             {"normalized_rank": 2, "eps": 1e-2}, result_types=[ttype([2, 1, 1]), ttype([2, 1, 1])]),
+    ],
+    "rms_norm_stats": [
+        Case("row", [rn(3, 8)], lambda x: torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6),
+             result_types=[ttype([3, 1])]),
+        Case("rank2", [rn(2, 3, 4)], lambda x: torch.rsqrt((x * x).mean((1, 2), keepdim=True) + 1e-3),
+             {"normalized_rank": 2, "eps": 1e-3}, result_types=[ttype([2, 1, 1])]),
+    ],
     "batch_norm": [
         Case("plain", [rn(2, 3, 4, 4), rn(3), pos(3)], lambda x, m, v: F.batch_norm(x, m, v, training=False)),
         Case("w", [rn(2, 3, 4), rn(3), pos(3), rn(3)], lambda x, m, v, w: F.batch_norm(x, m, v, w, training=False)),

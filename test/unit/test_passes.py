@@ -6,6 +6,8 @@ property-based tests over random small graphs (see graphgen.random_graphs).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -490,3 +492,45 @@ def test_decode_projection_norm_runs_after_the_split():
     before, after = qkv.split("arrived", 1)
     assert "tl.rsqrt(" not in before and "tl.rsqrt(" in after
     assert src.count("# kernel \"") == 6 and "mean" not in "".join(ln for ln in src.splitlines() if "# stage" in ln)
+
+
+_LONG_NORMS = """
+func.func @main(%x: tensor<2x3x64xbf16>, %w: tensor<64xbf16>, %b: tensor<64xbf16>, %u: tensor<2x4x4x4xf32>,
+    %v: tensor<4x4x4xf32>, %s: tensor<2x3x16xf32>) -> (tensor<2x3x64xbf16>, tensor<2x4x4x4xf32>, tensor<2x3x16xf32>) {
+  %y = graph.layer_norm %x, %w, %b {eps = 1.0e-03} : tensor<2x3x64xbf16>, tensor<64xbf16>, tensor<64xbf16> -> tensor<2x3x64xbf16>
+  %r = graph.rms_norm %u, %v {normalized_rank = 3} : tensor<2x4x4x4xf32>, tensor<4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %z = graph.layer_norm %s : tensor<2x3x16xf32> -> tensor<2x3x16xf32>
+  func.return %y, %r, %z : tensor<2x3x64xbf16>, tensor<2x4x4x4xf32>, tensor<2x3x16xf32>
+}"""
+
+
+def test_split_long_norms_keeps_meaning():
+    """Norms over rows of more than ``max_row`` elements (32 here: a bf16 layer norm with weight and bias over 64,
+    an RMS norm over three dims of 64) become their fp32 statistics and an elementwise normalisation rounded once
+    to the norm's type; the norm over rows of 16 stays whole. The reference interpreter agrees before and after
+    (bf16 results to their rounding, fp32 ones exactly)."""
+    from kitsune.context import parse_module
+    from kitsune.interpreter import interpret
+    from kitsune.passes.split_long_norms import SplitLongNormsPass
+
+    m = parse_module(_LONG_NORMS)
+    rng = np.random.default_rng(0)
+    args = [(rng.standard_normal(tuple(a.type.get_shape())) * 2 + 0.5).astype(np.float32)
+            for a in m.body.block.first_op.body.block.args]
+    ref = interpret(m, args)
+    out = m.clone()
+    SplitLongNormsPass(max_row=32).apply(make_context(), out)
+    out.verify()
+    text = str(out)
+    stats = [ln for ln in text.splitlines() if "_stats" in ln]
+    assert len(stats) == 2, text
+    assert "graph.layer_norm_stats %x" in stats[0] and "(tensor<2x3x1xf32>, tensor<2x3x1xf32>)" in stats[0], stats
+    assert "graph.rms_norm_stats %u" in stats[1] and "normalized_rank = 3" in stats[1], stats
+    assert "-> tensor<2x1x1x1xf32>" in stats[1], stats
+    assert text.count("graph.layer_norm %") == 1 and "graph.layer_norm %s" in text  # (rows of 16 stay whole)
+    assert "graph.rms_norm %" not in text
+    assert re.search(r"graph\.cast %\S+ : tensor<2x3x64xf32> -> tensor<2x3x64xbf16>", text), text
+    got = interpret(parse_module(text), args)
+    np.testing.assert_allclose(np.asarray(got[0], np.float32), np.asarray(ref[0], np.float32), rtol=1e-2, atol=1e-2)
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

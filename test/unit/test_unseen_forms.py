@@ -450,6 +450,41 @@ def test_group_norm_statistics_once_a_row():
     assert generic_warps(GenericConfig(), (1, 1, 1 << 20)).warps == 32
 
 
+def test_group_norm_long_rows_statistics_task():
+    """GroupNorm over rows longer than ``LONG_ROW`` (one group of 32 channels of 32 x 32: 32 768 elements): the
+    statistics are a task of their own whose tile is one row's mean and 1/std (a loop over the row), and the
+    normalisation joins the affine + SiLU task that stores the convolution's input: no stage holds a whole row.
+    Matches eager under Triton's interpreter."""
+    import torch
+    from torch import nn
+
+    import kitsune
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n = nn.GroupNorm(1, 32)
+            self.c = nn.Conv2d(32, 8, 3, padding=1)
+
+        def forward(self, x):
+            return self.c(nn.functional.silu(self.n(x)))
+
+    torch.manual_seed(0)
+    m = Block().eval()
+    with torch.no_grad():
+        m.n.weight.uniform_(0.5, 1.5)
+        m.n.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 32, 32, 32) * 3 + 1
+    cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
+    stages = [ln for ln in cm.source.splitlines() if "# stage" in ln]
+    assert re.search(r'"layer_norm_stats_\d+" \(reduction\): programs \[0, 2\), tile \[1, 1, 1\] of \[2, 1, 1\]',
+                     stages[0]), stages
+    assert len(stages) == 3 and "tl.sigmoid" in cm.source and "32768]" not in "".join(stages), stages
+    with torch.no_grad():
+        ref = m(x)
+    torch.testing.assert_close(cm(x), ref, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_unet_decoder_step_end_to_end(mode):
     """A UNet decoder step: nearest upsampling by 2, GroupNorm + SiLU, a skip concatenation along the channels and

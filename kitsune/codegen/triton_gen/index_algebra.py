@@ -12,6 +12,7 @@ drop a division or modulo whose remainder provably stays in range.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from kitsune.codegen.plan import row_major_strides
@@ -136,6 +137,20 @@ def _split(x: Lin, c: int) -> tuple[Lin, Lin]:
     return q, r
 
 
+def _factor(x: Lin, c: int) -> tuple[int, Lin, Lin] | None:
+    """``x = g * a + b`` with ``g`` a divisor of ``c`` above 1 (the largest that works), ``a`` the terms
+    divisible by ``g`` and ``0 <= b < g``: then ``x // c = a // (c / g)`` and ``x % c = g * (a % (c / g)) + b``.
+    A GroupNorm's statistic read through its rows' reshape, ``(4096 (64 c + o) + w) // 49152`` with
+    ``w < 4096``, is ``(64 c + o) // 12``: one division a channel instead of one an element."""
+    for g in sorted({math.gcd(k, c) for _, k in x.terms} - {1, c}, reverse=True):
+        a, b = _split(x, g)
+        lo, hi = lrange(b)
+        alo, _ = lrange(a)
+        if lo is not None and hi is not None and 0 <= lo and hi < g and alo is not None and alo >= 0:
+            return g, a, b  # (x >= 0: Triton's // and % truncate, equal to floor division there only)
+    return None
+
+
 def lfloordiv(x: Lin, c: int) -> Lin:
     if c == 1:
         return x
@@ -143,6 +158,9 @@ def lfloordiv(x: Lin, c: int) -> Lin:
     lo, hi = lrange(r)
     if lo is not None and hi is not None and 0 <= lo and hi < c:
         return q
+    f = _factor(x, c)
+    if f is not None:
+        return lfloordiv(f[1], c // f[0])
     lo, hi = lrange(x)
     a = Atom("div", f"({x.key()})//{c}", None if lo is None else lo // c, None if hi is None else hi // c,
              laxes(x), ldepth(x), x, c)
@@ -156,6 +174,10 @@ def lmod(x: Lin, c: int) -> Lin:
     lo, hi = lrange(r)
     if lo is not None and hi is not None and 0 <= lo and hi < c:
         return r
+    f = _factor(r, c)
+    if f is not None:
+        g, a, b = f
+        return ladd(lscale(lmod(a, c // g), g), b)
     nonneg = lo is not None and lo >= 0
     a = Atom("mod", f"({r.key()})%{c}", 0 if nonneg else -(c - 1), c - 1, laxes(r), ldepth(r), r, c)
     return latom(a)

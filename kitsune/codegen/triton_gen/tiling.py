@@ -145,8 +145,13 @@ class TileIndexer:
                 and not self.stage.store_scatters and self.window_reductions_only():
             pix = list(range(len(T)))
             t = transposed_read_dim(self.stage.op.body.blocks.first, D)
-            if t is not None:  # (an input read along dim t: its lanes stay an axis, the dims after it may merge)
-                pix = pix[t + 1:]
+            # an input read along dim t, or a result stored with dim t innermost (a channels-last writer's
+            # channels): its lanes stay an axis, the dims after it may merge. Merged into one run with the
+            # pixels, a channels-last store went one element a sector (a UNet's GroupNorm affine + SiLU over
+            # [16 channels, 16 x 16 pixels] tiles: 20.6 us for 4 MB on the H100)
+            cuts = [d for d in (t, *self.contiguous_dims) if d is not None and d < len(T) - 1]
+            if cuts:
+                pix = pix[max(cuts) + 1:]
         else:
             return []
         first = next((i for i, d in enumerate(pix) if T[d] > 1), None)
