@@ -496,23 +496,6 @@ def test_conv_strided_gather(tmp_path_factory, n, c, hw, f, k, stride, pad, bm, 
         assert re.search(rf"for k\d+ in range\(0, {c * k * k}, {bk}\):", src), "the K loop ignores the config's BK"
 
 
-@pytest.mark.parametrize("c, hw, stride, bm", [(16, 32, 2, 64), (8, 24, 2, 32), (16, 33, 3, 64)])
-def test_conv_strided_rows_of_pixels(tmp_path_factory, c, hw, stride, bm):
-    """A strided 3 x 3 convolution over an NCHW input whose pixel tile holds several whole output rows (a UNet's
-    downsampling: [4 rows x 16 columns], one merged lane axis ``p``, the input read at ``2 (p % 16) + 64 (p // 16)``):
-    the pixels are the dot's A side, so its block is loaded [K, pixels] and transposed into the dot, the weights
-    [K, channels] (``DotTemplate.strided_lanes`` through ``lane_run``); against the reference interpreter."""
-    from kitsune.schedule.configs import ConvConfig
-
-    text, ow = conv_module(2, c, hw, hw, 32, 3, stride, 1, 1, "bf16")
-    cfg = ConvConfig(BF=32, BM=bm, BK=32, warps=4, stages=2)
-    src = run(text, cfg, "bulk-sync", tmp_path_factory.mktemp("convr"), "bf16", 0, lower=lower_conv, name="convr")
-    dot = re.search(r"acc\d+ = _dot_lp\(\(tl\.trans\((?:tl\.where\(\w+\[:, None\], )?(v\d+)", src)
-    assert dot, "the input's block is not loaded [K, pixels]"
-    load = re.search(rf"{dot[1]} = tl\.load\(arg0 \+ \((.*)\), mask", src)
-    assert load and f"{stride} * (p1[None, :] % {ow})" in load[1], load and load[1]
-
-
 def conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt):
     """x -> 1x1 convolution to c1 channels -> ReLU -> k x k convolution to f channels, the weights parameters:
     the intermediate may be stored channels-last and the second weight packed (kitsune.codegen.layouts)."""

@@ -120,18 +120,15 @@ class DotTemplate:
             BK = self.window_chunk(ext[lane_var], BK)
         segments = None if split or lane_var else self.k_segments(opp, A, rvars, E, BK)
         # B's block [K, n] instead of [n, K] transposed: its lanes then run along n (``strided_lanes``)
-        plain = not swap and lane_var is None and segments is None
-        b_kn = plain and self.strided_lanes(opp, B, binding, bframe[-1])
-        # likewise A's block [K, m], transposed into the dot; B's then [K, n] too (K the first axis of both)
-        a_km = plain and not b_kn and self.strided_lanes(opp, A, binding, bframe[-2])
-        b_kn |= a_km
-        r = b.new_axis("r", BK, before=bframe[-2] if a_km else bframe[-1] if b_kn else None)
+        b_kn = not swap and lane_var is None and segments is None and self.strided_lanes(opp, B, binding,
+                                                                                         bframe[-1])
+        r = b.new_axis("r", BK, before=bframe[-1] if b_kn else None)
         if lane_var is not None:
             self._window_major(opp, binding, rvars, ext, idx, bframe, A, B, cast, acc, r, BK, lane_var, depth)
         elif segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
             operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-                                  ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn, a_km=a_km)
+                                  ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
             if loop and not split:
                 prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
             if loop:
@@ -159,8 +156,8 @@ class DotTemplate:
     of 32 bytes (bf16)."""
 
     def strided_lanes(self, opp, B, binding, n: str) -> bool:
-        """Operand B (a dot's [n, K] side; or A, [m, K]) is read from a row-major tensor at a constant stride of
-        2 .. ``STRIDED_LANES`` elements along tile axis ``n`` (a stride-2 convolution's pixels): its block is then
+        """Operand B (a dot's [n, K] side) is read from a row-major tensor at a constant stride of 2 ..
+        ``STRIDED_LANES`` elements along tile axis ``n`` (a stride-2 convolution's pixels): its block is then
         loaded [K, n]. Triton's loads put the lanes along the dim it can prove contiguous, and along the last
         dim when it can prove none; a [n, K] block then spreads a warp's lanes over K, whose flat index is a
         gather (a 7 x 7 window over 3 channels: runs of 7 elements, then a jump of a row or a channel).
@@ -178,25 +175,11 @@ class DotTemplate:
                 if lin is None:
                     continue
                 for a, c in lin.terms:
-                    if n not in a.axes:
-                        continue
-                    if a.kind == "axis" or self.lane_run(a, n, "mod"):
+                    if n in a.axes:
+                        if a.kind != "axis":
+                            return False  # (a division or modulo of the axis: no constant stride)
                         coef += k * c * st
-                    elif not self.lane_run(a, n, "div"):
-                        return False  # (another function of the axis: no constant stride)
         return 2 <= coef <= self.STRIDED_LANES
-
-    RUN_LANES = 8
-    """Lanes of a merged pixel axis ``p`` that ``p % W`` must keep in a run for ``strided_lanes``."""
-
-    def lane_run(self, a, n: str, kind: str) -> bool:
-        """Atom ``a`` is ``p % W`` (``kind`` div: ``p // W``) of tile axis ``n`` itself, ``W >= RUN_LANES``: a merged
-        pixel axis's column (row), constant in stride (constant) over runs of ``W`` lanes. A stride-2 3 x 3
-        convolution over [4 rows x 16 columns] pixel tiles reads ``2 (p % 16) + 64 (p // 16)``."""
-        if a is None or getattr(a, "kind", None) != kind or a.c < self.RUN_LANES or a.arg is None:
-            return False
-        ((ax, c),) = a.arg.terms if len(a.arg.terms) == 1 else ((None, 0),)
-        return ax is not None and ax.kind == "axis" and n in ax.axes and c == 1 and a.arg.const == 0
 
     def stored_tensor(self, v):
         """The global tensor (``plan.Tensor``) that stage input ``v`` is, or None (a value computed in the
@@ -280,8 +263,7 @@ class DotTemplate:
         return bounds if lo == E else None
 
     def _step(self, opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-              need_mask: bool, red=None, kcond=None, swap: bool = False, b_kn: bool = False,
-              a_km: bool = False) -> None:
+              need_mask: bool, red=None, kcond=None, swap: bool = False, b_kn: bool = False) -> None:
         """One K step of the dot loop (inside the loop's block): both operands' chunks, then the product. The
         reduction variables come from the flat index ``rl`` (``E`` in all), or are given (``red``, with the
         condition ``kcond`` of the chunk's lanes inside the reduction). ``swap``: the product B A^T into an
@@ -317,15 +299,12 @@ class DotTemplate:
                 code = f"tl.broadcast_to({code}, [{shp}])"
             return code, tv
 
-        aframe = (*bt, r, m) if a_km else (*bt, m, r)
-        ca, ta = operand(A, aframe)
+        ca, ta = operand(A, (*bt, m, r))
         cb, tb = operand(B, (*bt, r, n) if b_kn else (*bt, n, r))
         dt = TL[cast] if cast else "tl.float32"
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([kcond if kcond is not None else (rl, "<", E)])
-            ca = f"tl.where({b.place(mk, aframe) if mk.frame else mk.code}, {ca}, 0.0)"
-        if a_km:  # (a [r, m] block goes in transposed)
-            ca = f"tl.permute({ca}, (0, 2, 1))" if bt else f"tl.trans({ca})"
+            ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
         if swap:  # B [n, r] first, A^T [r, m] second
             ca, cb = cb, f"tl.trans({ca})"
         elif not b_kn:  # (a [r, n] block goes in as it is)
