@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Block
 
-from kitsune.codegen.plan import CodegenError, dtype_key
+from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV, Blk
 from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lfloordiv, lmod, lscale
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
@@ -127,10 +127,10 @@ class DotTemplate:
             self._window_major(opp, binding, rvars, ext, idx, bframe, A, B, cast, acc, r, BK, lane_var, depth)
         elif segments is None:
             loop, saved, inner, rl = ev.split_k.loop(E, BK, r, depth, anchor)
-            operands = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
-                                  ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
+            operands, gathered = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
+                                            ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
             if loop and not split:
-                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands)
+                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands, gathered)
             if loop:
                 b.em.close(depth, saved)
         else:  # one loop per part of a concatenated row operand, each reading only its part
@@ -273,6 +273,7 @@ class DotTemplate:
         b2 = dict(binding)
         b2.update(red if red is not None else ev.decompose(rl, rvars, ext))
         via_tma: set[str] = set()
+        gathered: set[str] = set()
 
         def operand(item, frame) -> str:
             kind, x = item
@@ -285,6 +286,8 @@ class DotTemplate:
                     via_tma.add(frame[0])
                 else:
                     tv = ev.access(v, ix, 0.0, raw=True)
+                    if self.gathers_along(v, ix, r):
+                        gathered.add(tv.code)
             elif kind == "acc":
                 tv = ev.read(opp, x, b2, 0.0)
             else:
@@ -316,7 +319,29 @@ class DotTemplate:
             b.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
         else:
             b.em.emit(f"{acc} = tl.dot({ca}, {cb}, {acc}{prec})", inner)
-        return {ta.code, tb.code}
+        return {ta.code, tb.code}, gathered
+
+    def gathers_along(self, v, ix, r: str) -> bool:
+        """Stage input ``v``, row-major, is read at ``ix`` through divisions or moduli of the K axis ``r`` that
+        leave runs of under 4 contiguous bytes (a convolution's window flattened into K over an NCHW input:
+        ``c = k // 9, kh = k // 3 % 3, kw = k % 3``): its block is a gather of single elements, which Triton does
+        not pipeline (``cp.async`` moves 4 bytes at least), so ``prefetch_prologue_loads`` loads it a step ahead
+        in registers. (A modulus of at least the chunk, a reduction's tail wrapping, leaves whole runs.)"""
+        t = self.stored_tensor(v)
+        if t is None or t.order is not None:
+            return False
+        off = ladd(*(lscale(x, s) for x, s in zip(ix, t.strides())))
+        P = self.b.aranges[r]
+        runs = [math.gcd(P, c) for a, _ in off.terms if a.kind in ("div", "mod") and r in a.axes
+                for c in [self.period(a)] if c < P]
+        return bool(runs) and min(runs) * ELEM_BYTES.get(t.dtype, 4) < 4
+
+    @staticmethod
+    def period(a) -> int:
+        """Lanes over which a division or modulo atom of an axis runs on unbroken: ``x % c`` and ``x // c``
+        change pattern every ``c`` lanes, ``(x // d) % c`` every ``d``."""
+        inner = [d for d, _ in a.arg.terms if d.kind == "div"] if a.kind == "mod" and a.arg is not None else []
+        return inner[0].c if len(inner) == 1 and len(a.arg.terms) == 1 else a.c
 
 
 _LOAD = re.compile(r"(v\d+) = (tl\.load\(.*)$")
@@ -335,7 +360,8 @@ def _lines(blk: Blk):
             yield it
 
 
-def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str]) -> None:
+def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str],
+                            gathered: set[str] = frozenset()) -> None:
     """A K loop whose step computes a contraction of its own before the anchor's dot (a small contraction as the
     row operand's prologue, form-regions' ``SMALL_K``: DLRM's bottom layer 0 inside layer 1) loads that
     contraction's operands one step ahead, in registers: a load at the top of the step whose address depends on
@@ -343,10 +369,11 @@ def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str])
     last chunk again) and taken from the previous one. Triton pipelines only the anchor dot's own operands
     (cp.async; DLRM's layer-0 rows of 13 elements, 26 bytes, are not even 4-byte aligned), so otherwise each
     step waits an L2 round trip before its first dot: 7.6 -> 6.0 us alone on the H100
-    (``bench/kernels/prologue_probe.py``, NOTES section 21). ``operands``: the anchor dot's operand values."""
+    (``bench/kernels/prologue_probe.py``, NOTES section 21). ``operands``: the anchor dot's operand values;
+    ``gathered``: those of them that are single-element gathers (``DotTemplate.gathers_along``), moved too."""
     m = _LOOP.match(loop.header or "")
     nested = any(_DOT.match(ln) and _DOT.match(ln)[1] != acc for ln in _lines(loop))
-    if m is None or not nested:
+    if m is None or not (nested or gathered):
         return
     k, lo, hi, step = m[1], int(m[2]), int(m[3]), int(m[4])
     assigned = [a[1] for ln in _lines(loop) if (a := _ASSIGNED.match(ln))]
@@ -363,7 +390,7 @@ def prefetch_prologue_loads(outer: Blk, loop: Blk, acc: str, operands: set[str])
         if names & (inside - set(step_only) - {v}):
             continue  # it needs a value this step computes
         ld = _LOAD.match(it)
-        if ld is not None and v in once and v not in operands:
+        if ld is not None and v in once and (v not in operands or v in gathered):
             moved.append((it, v, e, names))
         elif ld is None and v in once and not _IMPURE.search(e):
             step_only[v] = (e, names)
