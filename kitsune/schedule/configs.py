@@ -544,11 +544,16 @@ class ConvConfig(Config):
     of all images, N = output channels, row = OW, rows = OH * OW."""
 
     template: ClassVar[str] = "conv"
+    LATER_FIELDS: ClassVar[tuple[str, ...]] = ("AHEAD",)
     BF: int = 64
     BM: int = 64
     BK: int = 64
     warps: int = 4
     stages: int = 3
+    AHEAD: bool = False
+    """Load an input block read as single-element gathers (an NCHW input whose window runs are under 4 bytes:
+    ``DotTemplate.gathers_along``) one K step ahead in registers: Triton pipelines only ``cp.async`` loads. It
+    pays where each SM runs one program, whose load latency no other program hides (``default``)."""
 
     def pixels(self, p: Problem) -> int:
         """Output pixels of one work item (the tile's row segment, rows or images)."""
@@ -599,7 +604,11 @@ class ConvConfig(Config):
         at 3). A gathered input (``gathered_input``) takes 128 pixels and the K chunk that pads K least (ties to
         the larger): ResNet's stem, K = 147 (``bench/kernels/stem_probe.py``, H100, its [K, pixels] loads): 109 us
         at 128 x 32 against 188 at 64 x 64 -- the chunk's padding (160 against 192) and its gather per weight chunk
-        halved (3 stages: the gathered chunks wait in registers, not in shared memory)."""
+        halved (3 stages: the gathered chunks wait in registers, not in shared memory). A grid of at most two
+        programs an SM loads gathered input blocks a step ahead (``AHEAD``; H100, session 38: a UNet's 3 x 3
+        stride-2 convolutions over NCHW inputs, 128 programs, 39.0 -> 27.7 and 32.1 -> 28.5 us; with 1792 or 3584
+        programs, ResNet's first 3 x 3 and its stem, 53.9 -> 59.0 and 117.9 -> 120.6 us: other programs hid the
+        latency already, the copy only took registers)."""
         bf = max(16, min(128, _pow2_ge(p.N)))
         cfg = ConvConfig(BF=bf, BM=64, BK=64 if p.K >= 64 else max(16, _pow2_ge(p.K)), warps=4, stages=4)
         if cls.gathered_input(p):
@@ -608,6 +617,8 @@ class ConvConfig(Config):
             cfg = replace(cfg, BF=cfg.BF // 2)
         if cfg.BF * cfg.BM >= 8192 and p.K >= 512:
             cfg = replace(cfg, warps=8, stages=3)
+        if cfg.work_items(p) <= 2 * gpu.sm_count:  # (about a wave: one program an SM, AHEAD)
+            cfg = replace(cfg, AHEAD=True)
         return cfg
 
 

@@ -478,9 +478,8 @@ def lower_conv(text, cfg, mode):
 def test_conv_strided_gather(tmp_path_factory, n, c, hw, f, k, stride, pad, bm, bk, dt, seed):
     """A strided convolution over few channels (a network's stem): the input, row-major, is read at a stride of
     2 .. 4 elements along the tile's pixels (of one output row), so its block is loaded [K, pixels] (no transpose into the dot: the
-    lanes run along the pixels, ``DotTemplate.strided_lanes``), and the K loop steps by the config's BK; a bf16
-    input read in runs of 3 or 7 (an odd window) is loaded a step ahead in registers (``gathers_along``);
-    against the reference interpreter."""
+    lanes run along the pixels, ``DotTemplate.strided_lanes``), and the K loop steps by the config's BK; against
+    the reference interpreter."""
     from kitsune.schedule.configs import ConvConfig
 
     pad = min(pad, k - 1)
@@ -495,28 +494,31 @@ def test_conv_strided_gather(tmp_path_factory, n, c, hw, f, k, stride, pad, bm, 
         assert "tl.trans" not in dot[1], "the input's block is loaded [pixels, K] and transposed"
     if c * k * k > bk:  # (one chunk: no loop)
         assert re.search(rf"for k\d+ in range\(0, {c * k * k}, {bk}\):", src), "the K loop ignores the config's BK"
-        # runs of k < 4 bytes (bf16, an odd window): a gather of single elements, loaded a step ahead in registers
-        gathered = dt == "bf16" and k % 2 == 1
-        assert bool(re.search(r"v\d+_next = tl\.load\(arg0 ", src)) == gathered, "gathered input prefetched"
 
 
-@pytest.mark.parametrize("c, k, stride, dt, ahead", [(16, 3, 2, "bf16", True), (8, 3, 1, "bf16", True),
-                                                     (16, 2, 2, "bf16", False), (16, 3, 2, "f32", False)])
-def test_gathered_conv_input_loaded_a_step_ahead(tmp_path_factory, c, k, stride, dt, ahead):
+@pytest.mark.parametrize("c, k, stride, dt, cfg_ahead, ahead", [
+    (16, 3, 2, "bf16", True, True), (8, 3, 1, "bf16", True, True), (16, 3, 2, "bf16", False, False),
+    (16, 2, 2, "bf16", True, False), (16, 3, 2, "f32", True, False)])
+def test_gathered_conv_input_loaded_a_step_ahead(tmp_path_factory, c, k, stride, dt, cfg_ahead, ahead):
     """A k x k convolution over an NCHW input (a UNet's downsampling, ResNet's first 3 x 3 after its pool): K =
     (c, kh, kw) flattened, the input read in runs of k elements. Runs under 4 bytes (bf16, k = 3) are single-element
-    gathers Triton does not pipeline: the block is loaded one K step ahead in registers (``gathers_along``,
-    ``prefetch_prologue_loads``); runs of 2 bf16 or f32 elements are left to Triton. Against the reference
-    interpreter."""
-    from kitsune.schedule.configs import ConvConfig
+    gathers Triton does not pipeline: where the config asks (``AHEAD``) the block is loaded one K step ahead in
+    registers (``gathers_along``, ``prefetch_prologue_loads``); runs of 2 bf16 or f32 elements are left to
+    Triton. Against the reference interpreter. The default asks for it on a grid of about a wave only."""
+    from kitsune.gpu import get_gpu
+    from kitsune.schedule.configs import ConvConfig, Problem
 
     text, ow = conv_module(2, c, 32, 32, 32, k, stride, 1 if k == 3 else 0, 1, dt)
-    cfg = ConvConfig(BF=32, BM=64, BK=32, warps=4, stages=2)
+    cfg = ConvConfig(BF=32, BM=64, BK=32, warps=4, stages=2, AHEAD=cfg_ahead)
     src = run(text, cfg, "bulk-sync", tmp_path_factory.mktemp("convg"), dt, 0, lower=lower_conv, name="convg")
     loads = re.findall(r"(v\d+)_next = tl\.load\(arg0 ", src)
     assert len(loads) == (2 if ahead else 0), loads  # (before the loop, and for the next step inside it)
     if ahead:
         assert re.search(rf"^\s+{loads[0]} = {loads[0]}_next$", src, re.M), "the step does not take the loaded block"
+    h100 = get_gpu("h100")
+    few = Problem("conv", M=8 * 16 * 16, N=256, K=2304, row=16, rows=256)  # (a UNet's 32 -> 16 downsampling)
+    many = Problem("conv", M=32 * 56 * 56, N=64, K=576, row=56, rows=3136)  # (ResNet's first 3 x 3)
+    assert ConvConfig.default(few, h100).AHEAD and not ConvConfig.default(many, h100).AHEAD
 
 
 def conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt):

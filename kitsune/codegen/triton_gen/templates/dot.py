@@ -130,7 +130,8 @@ class DotTemplate:
             operands, gathered = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
                                             ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
             if loop and not split:
-                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands, gathered)
+                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands,
+                                        gathered if ev.cfg.get("AHEAD") else set())
             if loop:
                 b.em.close(depth, saved)
         else:  # one loop per part of a concatenated row operand, each reading only its part
@@ -326,7 +327,7 @@ class DotTemplate:
         leave runs of under 4 contiguous bytes (a convolution's window flattened into K over an NCHW input:
         ``c = k // 9, kh = k // 3 % 3, kw = k % 3``): its block is a gather of single elements, which Triton does
         not pipeline (``cp.async`` moves 4 bytes at least), so ``prefetch_prologue_loads`` loads it a step ahead
-        in registers. (A modulus of at least the chunk, a reduction's tail wrapping, leaves whole runs.)"""
+        in registers where the config asks (``ConvConfig.AHEAD``). (A modulus of at least the chunk, a reduction's tail wrapping, leaves whole runs.)"""
         t = self.stored_tensor(v)
         if t is None or t.order is not None:
             return False
