@@ -179,6 +179,28 @@ def test_an_isolated_convolution_keeps_its_programs_memory_layout():
     assert isolate.rel_err(ref, torch.relu(F.conv2d(x, w, b, padding=1))) < 1e-5
 
 
+def test_an_isolated_convolution_over_an_elementwise_writer_reads_it_channels_last():
+    """A 3 x 3 convolution over SiLU(x) (a UNet's GroupNorm affine + SiLU before each convolution): the SiLU is a
+    task of its own, tiled across the channels by the schedule so that its program stores the result
+    channels-last (``ChooseSchedulesPass._channels_last_writers``). The tuner sees the same: the convolution's
+    problem has ``layout=1`` and its isolation binds the input channels-last, as the program reads it (an NCHW
+    isolation timed the gathered form: 95-116 us against the program's 32 on the H100)."""
+    import torch
+    from torch import nn
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.schedule import isolate
+    from kitsune.tools.tune import scheduled_tasks
+
+    model = nn.Sequential(nn.SiLU(), nn.Conv2d(32, 16, 3, padding=1))
+    module, _ = import_module(model, (torch.randn(2, 32, 8, 8),), None, with_weights=False)
+    ((task, c),) = [(t, c) for t, c in scheduled_tasks(module, "h100") if c.template == "conv"]
+    assert c.problem.layout == 1, c.problem.key()
+    f = [o for o in isolate.task_module(task).walk() if o.name == "func.func"][0]
+    order = f.arg_attrs.data[0].data.get("kitsune.order")
+    assert order is not None and order.data == "0,2,3,1"
+
+
 def test_user_entry_put_back_exactly(tmp_path, monkeypatch):
     """``kitsune-tune --in-program`` writes each candidate into the user's database (``kitsune.compile`` reads it
     there) and then puts the entry back as it was: ``put_user_entry`` restores an earlier entry byte for byte,
