@@ -554,6 +554,8 @@ class ConvConfig(Config):
     """Load an input block read as single-element gathers (an NCHW input whose window runs are under 4 bytes:
     ``DotTemplate.gathers_along``) one K step ahead in registers: Triton pipelines only ``cp.async`` loads. It
     pays where each SM runs one program, whose load latency no other program hides (``default``)."""
+    LONG_K: ClassVar[int] = 2048
+    """Reduction length from which ``default`` takes the long-K forms."""
 
     def pixels(self, p: Problem) -> int:
         """Output pixels of one work item (the tile's row segment, rows or images)."""
@@ -608,14 +610,21 @@ class ConvConfig(Config):
         programs an SM loads gathered input blocks a step ahead (``AHEAD``; H100, session 38: a UNet's 3 x 3
         stride-2 convolutions over NCHW inputs, 128 programs, 39.0 -> 27.7 and 32.1 -> 28.5 us; with 1792 or 3584
         programs, ResNet's first 3 x 3 and its stem, 53.9 -> 59.0 and 117.9 -> 120.6 us: other programs hid the
-        latency already, the copy only took registers)."""
+        latency already, the copy only took registers). A K of at least ``LONG_K`` (a 3 x 3 over 256 channels or
+        more) runs on 4 warps: with 128 x 128 blocks, 3 stages deep (two programs an SM), where those still make a
+        wave, else 4 stages deep (H100, session 38, a UNet's 3 x 3 512 -> 512 tuned alone over its channels-last
+        input: 31.7 -> 23.5 us at 16 x 16, 128 work items; 89.6 -> 58.0 us at 32 x 32; the database's tuned
+        winners for ResNet's K = 2304 / 4608 were 4-warp forms too)."""
         bf = max(16, min(128, _pow2_ge(p.N)))
         cfg = ConvConfig(BF=bf, BM=64, BK=64 if p.K >= 64 else max(16, _pow2_ge(p.K)), warps=4, stages=4)
         if cls.gathered_input(p):
             cfg = replace(cfg, BM=128, BK=min((64, 32, 16), key=lambda bk: (-(-p.K // bk) * bk, -bk)), stages=3)
         while cfg.BF > 32 and cfg.work_items(p) < 0.5 * gpu.sm_count:
             cfg = replace(cfg, BF=cfg.BF // 2)
-        if cfg.BF * cfg.BM >= 8192 and p.K >= 512:
+        if p.K >= cls.LONG_K and not cls.gathered_input(p):
+            wide = replace(cfg, BM=128, warps=4, stages=3)
+            cfg = wide if wide.work_items(p) >= gpu.sm_count else replace(cfg, warps=4, stages=4)
+        elif cfg.BF * cfg.BM >= 8192 and p.K >= 512:
             cfg = replace(cfg, warps=8, stages=3)
         if cfg.work_items(p) <= 2 * gpu.sm_count:  # (about a wave: one program an SM, AHEAD)
             cfg = replace(cfg, AHEAD=True)

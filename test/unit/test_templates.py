@@ -521,6 +521,24 @@ def test_gathered_conv_input_loaded_a_step_ahead(tmp_path_factory, c, k, stride,
     assert ConvConfig.default(few, h100).AHEAD and not ConvConfig.default(many, h100).AHEAD
 
 
+def test_conv_default_long_k_forms():
+    """The conv default over a K of at least ``LONG_K``: 4 warps, 128 x 128 blocks 3 stages deep where they still
+    make a wave (a UNet's 3 x 3 512 -> 512 at 32 x 32: 256 work items), else 4 stages deep over the 64-pixel
+    blocks (at 16 x 16: 64 items of 128 x 128 would leave half the SMs idle); shorter K keeps its 8-warp form."""
+    from kitsune.gpu import get_gpu
+    from kitsune.schedule.configs import ConvConfig, Problem
+
+    h100 = get_gpu("h100")
+
+    def form(M, N, K, row, rows, layout=1):
+        c = ConvConfig.default(Problem("conv", M=M, N=N, K=K, row=row, rows=rows, layout=layout), h100)
+        return (c.BF, c.BM, c.BK, c.warps, c.stages)
+
+    assert form(8 * 32 * 32, 512, 4608, 32, 1024) == (128, 128, 64, 4, 3)
+    assert form(8 * 16 * 16, 512, 4608, 16, 256) == (128, 64, 64, 4, 4)
+    assert form(32 * 28 * 28, 128, 1152, 28, 784) == (128, 64, 64, 8, 3)  # (below LONG_K)
+
+
 def conv_chain_module(n, c, c1, hw, f, k, stride, pad, dil, dt):
     """x -> 1x1 convolution to c1 channels -> ReLU -> k x k convolution to f channels, the weights parameters:
     the intermediate may be stored channels-last and the second weight packed (kitsune.codegen.layouts)."""
