@@ -247,6 +247,31 @@ def test_reshape_index_is_the_flat_digits_group_by_group(data):
     assert [sorted(laxes(x)) for x in up] == [["u0"], ["u1"], ["u2"], ["u2"], ["u3"], ["u3"]]
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.data())
+def test_division_through_a_common_factor(data):
+    """``x // c`` and ``x % c`` where ``x = g a + b`` with ``g`` dividing ``c``, ``a >= 0`` and ``0 <= b < g`` (a
+    GroupNorm statistic read through its rows' reshape: ``(4096 (64 c + o) + w) // 49152`` with ``w < 4096``): the
+    simplified index equals floor division and modulo at every point, and is a division of ``a`` alone."""
+    g = data.draw(st.sampled_from([2, 4, 8, 16, 64, 4096]))
+    m = data.draw(st.integers(2, 13))
+    c = g * m
+    ka, kb = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3))
+    A = latom(Atom("sym", "a", 0, data.draw(st.integers(1, 40)), frozenset(["a"]), 0))
+    B = latom(Atom("sym", "b", 0, (g - 1) // kb, frozenset(["b"]), 0))
+    x = ladd(lscale(A, g * ka), lscale(B, kb))
+    q, r = lfloordiv(x, c), lmod(x, c)
+    for _ in range(30):
+        env = {"a": data.draw(st.integers(0, A.terms[0][0].hi)), "b": data.draw(st.integers(0, B.terms[0][0].hi))}
+        v = _lin_value(x, env)
+        assert _lin_value(q, env) == v // c and _lin_value(r, env) == v % c, (g, m, ka, kb, env)
+    c_ = latom(Atom("sym", "c", 0, 5, frozenset(["c"]), 0))
+    o = latom(Atom("axis", "o", 0, 63, frozenset(["o"]), 0))
+    w = latom(Atom("axis", "w", 0, 4095, frozenset(["w"]), 0))
+    stat = lfloordiv(ladd(lscale(c_, 262144), lscale(o, 4096), w), 49152)
+    assert stat == lfloordiv(ladd(lscale(c_, 64), o), 12) and "w" not in stat.key(), stat.key()
+
+
 def test_matching_tile():
     assert matching_tile((2048, 64), 2048) == (1, 64)
     assert matching_tile((2048, 64), 4096) == (1, 32)
