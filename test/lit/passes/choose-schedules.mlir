@@ -65,9 +65,10 @@ func.func @pointwise(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 
 // A convolution (roles M = n, oh, ow; N = f; K = c; window kh, kw): the conv template, implicit GEMM with
 // M = output pixels. BM = 64 pixels covers a whole 8 x 8 image, so the tile is one image by all 16 channels
-// (the codegen flattens oh, ow into one lane axis).
+// (the codegen flattens oh, ow into one lane axis). Two work items, less than a wave: AHEAD (an input block
+// read as single-element gathers would be loaded a step ahead; none here: f32 runs of 3 are 12 bytes).
 // CHECK-LABEL: func.func @conv(
-// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 16, 8, 8] attributes {template = "conv", config = {warps = 4 : i64, stages = 4 : i64, BF = 16 : i64, BM = 64 : i64, BK = 64 : i64}, schedule = "heuristic: roles M=n:2 N=f:16 K=c:8 window=oh*ow*kh*kw:576: implicit GEMM, M = output pixels"}
+// CHECK: dataflow.task "conv2d_0" contraction ({{.*}}) tile [1, 16, 8, 8] attributes {template = "conv", config = {warps = 4 : i64, stages = 4 : i64, BF = 16 : i64, BM = 64 : i64, BK = 64 : i64, AHEAD = 1 : i64}, schedule = "heuristic: roles M=n:2 N=f:16 K=c:8 window=oh*ow*kh*kw:576: implicit GEMM, M = output pixels"}
 func.func @conv(%x: tensor<2x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32> {
   %y = graph.conv2d %x, %w {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : tensor<2x8x10x10xf32>, tensor<16x8x3x3xf32> -> tensor<2x16x8x8xf32>
   func.return %y : tensor<2x16x8x8xf32>
