@@ -106,7 +106,7 @@ def row_wise(op: GOp) -> bool:
     if od.category == "reduction" and "dims" in a:
         dims = sorted({d % rank for d in (a["dims"] or range(rank))})
         return dims == list(range(rank - len(dims), rank)) and len(dims) < rank
-    if od.name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
+    if od.name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "softmax_stats"):
         return a["dim"] % rank == rank - 1 and rank >= 2
     if od.name in ("layer_norm", "rms_norm", "layer_norm_backward", *STATS_OPS.values()):
         return a["normalized_rank"] < rank

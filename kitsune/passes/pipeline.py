@@ -2,7 +2,7 @@
 
 Runs ``graph-canonicalize`` (optional), ``kitsune-project-gathers`` and ``kitsune-merge-siblings`` (``merge``),
 ``kitsune-hoist-row-scale``, ``kitsune-flatten-rows`` (row-local regions around a linear over ragged leading dims on
-2-D rows), ``kitsune-split-long-norms`` (norms over rows too long for one tile: statistics + elementwise),
+2-D rows), ``kitsune-split-long-norms`` (norms and softmaxes over rows too long for one tile: statistics + elementwise),
 ``kitsune-inplace-updates`` (buffer mutations written into the
 buffer), ``kitsune-form-regions``,
 ``kitsune-materialize`` (results the task's tiles cannot cover and small

@@ -321,6 +321,27 @@ _def(OpDef("log_softmax", [Operand("x")], {"dim": Attr("int", -1)}, _softmax(Tru
            "log of softmax along dim", "normalization"))
 
 
+def _softmax_stats(shapes, attrs):
+    """softmax's statistics alone, shaped like x with dim 1: the maximum and the sum of exp(x - max) along dim
+    (``kitsune-split-long-norms``: rows too long for one tile)."""
+    (s,) = shapes
+    d = _norm_dim(attrs["dim"], len(s))
+    iv = _vars("d", len(s))
+    iv[d] = "r"
+    out = list(iv)
+    out[d] = "0"
+    x, full, part = f"X[{_idx(iv)}]", _idx(iv), _idx(out)
+    return Instance(f"M[{part}] max= {x}; E[{full}] = exp({x} - M[{part}]); S[{part}] += E[{full}]", {"X": 0},
+                    ["M", "S"])
+
+
+_def(OpDef("softmax_stats", [Operand("x")], {"dim": Attr("int", -1)}, _softmax_stats,
+           "softmax's maximum and sum of exp(x - max) along dim, shaped like x with that dim 1", "normalization",
+           result_dtype="free", results="variadic",
+           example="%m, %s = graph.softmax_stats %x {dim = 1} : tensor<4x8xbf16> -> "
+                   "(tensor<4x1xf32>, tensor<4x1xf32>)"))
+
+
 def _norm_split(shape: Shape, nrank: int):
     if not 1 <= nrank <= len(shape):
         raise OpError(f"normalized_rank {nrank} must be between 1 and the rank {len(shape)}")

@@ -122,6 +122,14 @@ CASES: dict[str, list[Case]] = {
                                                     torch.rsqrt(x.var((1, 2), unbiased=False, keepdim=True) + 1e-2)),
              {"normalized_rank": 2, "eps": 1e-2}, result_types=[ttype([2, 1, 1]), ttype([2, 1, 1])]),
     ],
+    "softmax_stats": [
+        Case("last", [rn(3, 8)], lambda x: (x.amax(-1, keepdim=True),
+                                            torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True)),
+             result_types=[ttype([3, 1]), ttype([3, 1])]),
+        Case("dim1", [rn(2, 5, 3)], lambda x: (x.amax(1, keepdim=True),
+                                               torch.exp(x - x.amax(1, keepdim=True)).sum(1, keepdim=True)),
+             {"dim": 1}, result_types=[ttype([2, 1, 3]), ttype([2, 1, 3])]),
+    ],
     "rms_norm_stats": [
         Case("row", [rn(3, 8)], lambda x: torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6),
              result_types=[ttype([3, 1])]),

@@ -534,3 +534,43 @@ def test_split_long_norms_keeps_meaning():
     np.testing.assert_allclose(np.asarray(got[0], np.float32), np.asarray(ref[0], np.float32), rtol=1e-2, atol=1e-2)
     for a, b in zip(got[1:], ref[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+_LONG_SOFTMAX = """
+func.func @main(%x: tensor<3x64xbf16>, %u: tensor<2x40x3xf32>, %s: tensor<4x16xf32>)
+    -> (tensor<3x64xbf16>, tensor<2x40x3xf32>, tensor<4x16xf32>) {
+  %y = graph.softmax %x {dim = -1} : tensor<3x64xbf16> -> tensor<3x64xbf16>
+  %z = graph.log_softmax %u {dim = 1} : tensor<2x40x3xf32> -> tensor<2x40x3xf32>
+  %k = graph.softmax %s {dim = 1} : tensor<4x16xf32> -> tensor<4x16xf32>
+  func.return %y, %z, %k : tensor<3x64xbf16>, tensor<2x40x3xf32>, tensor<4x16xf32>
+}"""
+
+
+def test_split_long_softmaxes_keeps_meaning():
+    """Softmaxes over rows of more than ``max_row`` elements (32 here: a bf16 softmax over 64 columns, an f32
+    log_softmax along the middle dim of 40) become their fp32 maximum and sum of exponentials
+    (``graph.softmax_stats``, that dim 1) and elementwise ops; the softmax over 16 stays whole. The reference
+    interpreter agrees before and after."""
+    from kitsune.context import parse_module
+    from kitsune.interpreter import interpret
+    from kitsune.passes.split_long_norms import SplitLongNormsPass
+
+    m = parse_module(_LONG_SOFTMAX)
+    rng = np.random.default_rng(1)
+    args = [(rng.standard_normal(tuple(a.type.get_shape())) * 3).astype(np.float32)
+            for a in m.body.block.first_op.body.block.args]
+    ref = interpret(m, args)
+    out = m.clone()
+    SplitLongNormsPass(max_row=32).apply(make_context(), out)
+    out.verify()
+    text = str(out)
+    stats = [ln for ln in text.splitlines() if "softmax_stats" in ln]
+    assert len(stats) == 2, text
+    assert "graph.softmax_stats %x" in stats[0] and "(tensor<3x1xf32>, tensor<3x1xf32>)" in stats[0], stats
+    assert "graph.softmax_stats %u {dim = 1}" in stats[1] and "tensor<2x1x3xf32>" in stats[1], stats
+    assert "graph.softmax %s" in text and "graph.log_softmax" not in text and text.count("graph.softmax %") == 1
+    assert "graph.exp" in text and "graph.log" in text
+    got = interpret(parse_module(text), args)
+    np.testing.assert_allclose(np.asarray(got[0], np.float32), np.asarray(ref[0], np.float32), rtol=1e-2, atol=1e-3)
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

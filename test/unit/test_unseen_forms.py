@@ -485,6 +485,31 @@ def test_group_norm_long_rows_statistics_task():
     torch.testing.assert_close(cm(x), ref, rtol=1e-4, atol=1e-4)
 
 
+def test_softmax_long_rows_statistics_task():
+    """A log_softmax and a softmax over rows longer than ``LONG_ROW`` (16 400 columns, a vocabulary's logits): the
+    maximum and the sum of exponentials are a task of their own (a loop over each row) and the normalisations are
+    elementwise tasks tiled across the rows; no stage holds a whole row. Matches eager under Triton's
+    interpreter."""
+    import torch
+    from torch import nn
+
+    import kitsune
+
+    class Probs(nn.Module):
+        def forward(self, x):
+            return torch.log_softmax(x, -1), torch.softmax(x * 0.5, -1)
+
+    x = torch.randn(2, 16400) * 4
+    cm = kitsune.compile(Probs(), (x,), mode="bulk-sync", device="cpu", cache=False)
+    stages = [ln for ln in cm.source.splitlines() if "# stage" in ln]
+    stats = [ln for ln in stages if re.search(r'"softmax_stats_\d+" \(reduction\): .* tile \[1, 1\] of \[2, 1\]', ln)]
+    assert len(stats) == 2 and not any("16400] of" in ln for ln in stages), stages
+    with torch.no_grad():
+        ref = Probs()(x)
+    for got, want in zip(cm(x), ref):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_unet_decoder_step_end_to_end(mode):
     """A UNet decoder step: nearest upsampling by 2, GroupNorm + SiLU, a skip concatenation along the channels and

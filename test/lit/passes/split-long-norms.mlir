@@ -1,5 +1,5 @@
-// kitsune-split-long-norms: a norm over rows longer than max_row becomes its fp32 statistics and an elementwise
-// normalisation rounded once to the norm's type; shorter rows stay one norm.
+// kitsune-split-long-norms: a norm or softmax over rows longer than max_row becomes its fp32 statistics and an
+// elementwise normalisation rounded once to the norm's type; shorter rows stay one norm.
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-split-long-norms{max_row=32}' | filecheck %s
 // RUN: kitsune-opt %s --split-input-file -p 'kitsune-split-long-norms{max_row=32}' | kitsune-opt --split-input-file | filecheck %s
 
@@ -30,6 +30,20 @@ func.func @layer_norm_long(%x: tensor<4x64xbf16>, %w: tensor<64xbf16>, %b: tenso
 func.func @rms_norm_long(%x: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
   %y = graph.rms_norm %x {normalized_rank = 2} : tensor<2x8x8xf32> -> tensor<2x8x8xf32>
   func.return %y : tensor<2x8x8xf32>
+}
+
+// -----
+
+// A log_softmax along dim 0 (rows of 48): the maximum and the sum of exponentials, then x - max - log(sum).
+// CHECK-LABEL: func.func @log_softmax_long(
+// CHECK:         %[[M:.*]], %[[S:.*]] = graph.softmax_stats %x {dim = 0} : tensor<48x2xf32> -> (tensor<1x2xf32>, tensor<1x2xf32>)
+// CHECK-NEXT:    %[[D:.*]] = graph.sub %x, %[[M]] : tensor<48x2xf32>, tensor<1x2xf32> -> tensor<48x2xf32>
+// CHECK-NEXT:    %[[L:.*]] = graph.log %[[S]] : tensor<1x2xf32> -> tensor<1x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.sub %[[D]], %[[L]] : tensor<48x2xf32>, tensor<1x2xf32> -> tensor<48x2xf32>
+// CHECK-NEXT:    func.return %[[Y]] : tensor<48x2xf32>
+func.func @log_softmax_long(%x: tensor<48x2xf32>) -> tensor<48x2xf32> {
+  %y = graph.log_softmax %x {dim = 0} : tensor<48x2xf32> -> tensor<48x2xf32>
+  func.return %y : tensor<48x2xf32>
 }
 
 // -----
