@@ -414,6 +414,9 @@ class _Former:
         cls = op_class(op)
         if g.statistics or norm_statistics(op):
             return None  # (a task of its own: ``norm_statistics``)
+        if cls == "ew" and any(norm_statistics(u.operation) for u in v.uses):
+            return None  # (the normalisation of split statistics reads the rows where they are: joined to their
+            # producer, its widening cast made a second, fp32 result of a vocabulary's logits)
         out = _shape(op.results[0]) if op.results else ()
         if cls == "ew":
             if rel == "tile":

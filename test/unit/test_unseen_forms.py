@@ -510,6 +510,34 @@ def test_softmax_long_rows_statistics_task():
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
 
 
+def test_long_softmax_normalisation_reads_the_logits_where_they_are():
+    """A language model's head (``bench/models/lm_head.py``: LayerNorm, projection to a vocabulary of 16 400, then
+    log_softmax over it, bf16): the normalisation after the split statistics begins with a widening cast of the
+    logits, which joined to the projection's task made it write a second, fp32 copy of them. It stays with the
+    normalisation: the projection's task has one result, its bf16 logits, read by the statistics and the
+    normalisation alike. The reference interpreter agrees before and after the task passes."""
+    import importlib.util
+    import os
+
+    import torch
+
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models", "lm_head.py")
+    spec = importlib.util.spec_from_file_location("lm_head", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model, (h,) = mod.small()
+    module, _ = import_module(model.to(torch.bfloat16), (h.to(torch.bfloat16),), None, with_weights=False)
+    passes = [p for p in KitsunePipelinePass(mode="bulk-sync", gpu="h100").task_passes()]
+    formed = _lowered(str(module), passes)
+    proj = _task_with(formed, "graph.matmul") if any(o.name == "graph.matmul" for o in formed.walk()) \
+        else _task_with(formed, "graph.linear")
+    assert [str(r.type) for r in proj.outs] == ["tensor<2x3x16400xbf16>"], [str(r.type) for r in proj.outs]
+    assert any(o.name == "graph.softmax_stats" for o in formed.walk())
+
+
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_unet_decoder_step_end_to_end(mode):
     """A UNet decoder step: nearest upsampling by 2, GroupNorm + SiLU, a skip concatenation along the channels and
