@@ -88,6 +88,23 @@ def legalise_channels(g: df.GraphOp) -> None:
             ch.erase()
 
 
+def tile_channels_last_writers(g: df.GraphOp) -> None:
+    """An elementwise task whose rank-4 result only convolutions read, as their input, takes a tile across
+    the channels (``select.conv_input_tile``): its program can then store that result channels-last
+    (``kitsune.schedule.storage.channels_last_writer``, ``kitsune.codegen.layouts``) and the convolutions
+    load channel vectors window position by window position instead of gathering c * kh * kw."""
+    from kitsune.codegen.layouts import channels_last_shape
+    from kitsune.schedule.select import conv_input_tile
+    from kitsune.schedule.storage import elementwise_task, feeds_conv_inputs
+
+    for t in g.tasks():
+        if not elementwise_task(t):
+            continue
+        shape = tensor_shape(t.outs[0].type)
+        if channels_last_shape(shape) and feeds_conv_inputs(t.outs[0]):
+            set_tile(t, conv_input_tile(shape))
+
+
 @dataclass(frozen=True)
 class ChooseSchedulesPass(ModulePass):
     """Template, config and tile for every dataflow task (roles of the anchor; tuning database or heuristic)."""
@@ -139,30 +156,13 @@ class ChooseSchedulesPass(ModulePass):
                 if self.remarks:
                     print(f"kitsune-choose-schedules: task \"{t.task_name}\": {c.template} {c.config.as_dict()} "
                           f"tile {list(c.tile)} ({c.source}; {c.note})", file=sys.stderr)
-            self._channels_last_writers(g)
+            tile_channels_last_writers(g)
             if self.db:
                 self._conv_layouts(convs, gpu)
             self._follow_tiles(g)
             self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit)
             self._whole_scatters(g)
             legalise_channels(g)
-
-    @staticmethod
-    def _channels_last_writers(g: df.GraphOp) -> None:
-        """An elementwise task whose rank-4 result only convolutions read, as their input, takes a tile across
-        the channels (``select.conv_input_tile``): its program can then store that result channels-last
-        (``kitsune.schedule.storage.channels_last_writer``, ``kitsune.codegen.layouts``) and the convolutions
-        load channel vectors window position by window position instead of gathering c * kh * kw."""
-        from kitsune.codegen.layouts import channels_last_shape
-        from kitsune.schedule.select import conv_input_tile
-        from kitsune.schedule.storage import elementwise_task, feeds_conv_inputs
-
-        for t in g.tasks():
-            if not elementwise_task(t):
-                continue
-            shape = tensor_shape(t.outs[0].type)
-            if channels_last_shape(shape) and feeds_conv_inputs(t.outs[0]):
-                set_tile(t, conv_input_tile(shape))
 
     @staticmethod
     def _conv_layouts(convs, gpu) -> None:
@@ -289,4 +289,4 @@ class ChooseSchedulesPass(ModulePass):
                     break
 
 
-__all__ = ["ChooseSchedulesPass", "legalise_channels", "config_attr"]
+__all__ = ["ChooseSchedulesPass", "legalise_channels", "config_attr", "tile_channels_last_writers"]

@@ -58,10 +58,10 @@ def scheduled_tasks(graph_module, gpu: str):
         out.append((t, choose(t, gpu, use_db=False)))
     for t, c in out:  # (what isolate.task_module reads of a task's producers and readers: their templates)
         t.attributes["template"] = StringAttr(c.template)
-    from kitsune.passes.choose_schedules import ChooseSchedulesPass
+    from kitsune.passes.choose_schedules import tile_channels_last_writers
 
     for g in [o for o in m.walk() if isinstance(o, df.GraphOp)]:  # (and an elementwise writer's tile across the
-        ChooseSchedulesPass._channels_last_writers(g)  # channels, which stores a convolution's input channels-last)
+        tile_channels_last_writers(g)  # channels, which stores a convolution's input channels-last)
     # a convolution over an input its program stores channels-last is its own problem (``Problem.layout``), known
     # once every task has its template
     from kitsune.schedule.select import with_input_layout

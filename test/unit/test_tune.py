@@ -182,7 +182,7 @@ def test_an_isolated_convolution_keeps_its_programs_memory_layout():
 def test_an_isolated_convolution_over_an_elementwise_writer_reads_it_channels_last():
     """A 3 x 3 convolution over SiLU(x) (a UNet's GroupNorm affine + SiLU before each convolution): the SiLU is a
     task of its own, tiled across the channels by the schedule so that its program stores the result
-    channels-last (``ChooseSchedulesPass._channels_last_writers``). The tuner sees the same: the convolution's
+    channels-last (``choose_schedules.tile_channels_last_writers``). The tuner sees the same: the convolution's
     problem has ``layout=1`` and its isolation binds the input channels-last, as the program reads it (an NCHW
     isolation timed the gathered form: 95-116 us against the program's 32 on the H100)."""
     import torch
