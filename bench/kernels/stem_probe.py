@@ -101,13 +101,13 @@ def stem_cl(xt, wt, y, BM: tl.constexpr, BK: tl.constexpr):
     co = tl.arange(0, 64)
     ow = h * BM + tl.arange(0, BM)
     acc = tl.zeros([BM, 64], tl.float32)
-    for kb in range(0, 224 // BK):
+    for kb in range(0, tl.cdiv(224, BK)):  # (BK 64: three chunks and a half one, masked; 224 // BK dropped kh = 6)
         r = kb * BK + tl.arange(0, BK)
         kh = (r // 32) % 7
         j = r % 32
-        wv = tl.load(wt + r[:, None] + 224 * co[None, :])
+        wv = tl.load(wt + r[:, None] + 224 * co[None, :], mask=(r < 224)[:, None], other=0.0)
         xv = tl.load(xt + n * 213440 + (2 * oh + kh[None, :]) * 928 + 8 * ow[:, None] + j[None, :],
-                     mask=(ow < 112)[:, None], other=0.0)
+                     mask=(ow < 112)[:, None] & (r < 224)[None, :], other=0.0)
         acc = tl.dot(xv, wv, acc)
     tl.store(y + n * 802816 + co[None, :] * 12544 + oh * 112 + ow[:, None], acc.to(tl.bfloat16),
              mask=(ow < 112)[:, None])
