@@ -14,3 +14,18 @@ in_tree() {
   shift 2
   (cd "$d" && PYTHONPATH=/tmp/site:$d:$d/bench/kernels KITSUNE_CACHE_DIR=/tmp/kc-$tag "$@" 2>&1 | grep -v -i warn)
 }
+
+# bench_models TAG MODES MODEL:SECONDS...: each bench/models/MODEL.py in the harness against Inductor + CUDA graph in
+# MODES (bulk-sync, dataflow or both, comma-separated), within SECONDS; records to $OUT/h100-DATE-TAG-MODEL.json, the
+# log beside them, the table's row (or the error) printed. The GPU's name, clock and power first.
+bench_models() {
+  local tag=$1 modes=$2 mt m t
+  shift 2
+  nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
+  for mt in "$@"; do
+    m=${mt%%:*}; t=${mt##*:}
+    timeout "$t" python3 -m kitsune.bench --workloads "bench/models/$m.py" --peers inductor_graph --timeout $((t - 5)) \
+      --modes "$modes" --json "$OUT/h100-$(date -u +%F)-$tag-$m.json" > "/tmp/new-$m.log" 2>&1
+    grep -E "^$m |rror|timed out" "/tmp/new-$m.log" | cut -c1-300 | head -4; cp "/tmp/new-$m.log" "$OUT/"
+  done
+}

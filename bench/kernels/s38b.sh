@@ -1,17 +1,6 @@
 # session 38, call B: the UNet and ConvNeXt after their strided downsampling convolutions load the input [K, pixels]
 # (DotTemplate.lane_run); bulk-sync only
 source bench/kernels/device_env.sh
-nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-for mt in unet:115 convnext:230; do
-  m=${mt%%:*}; t=${mt##*:}
-  timeout $t python3 -m kitsune.bench --workloads bench/models/$m.py --peers inductor_graph --timeout $((t - 5)) \
-    --modes bulk-sync --json $OUT/h100-2026-11-28-session38-b-$m.json > /tmp/new-$m.log 2>&1
-  grep -E "^$m |rror|timed out" /tmp/new-$m.log | cut -c1-300 | head -4; cp /tmp/new-$m.log $OUT/
-done
-python3 - <<'PY'
-import json, glob, os
-for f in sorted(glob.glob(os.environ["OUT"] + "/*unet.json")):
-    for r in json.load(open(f)):
-        ks = sorted(r.get("kernels") or [], key=lambda k: -k["measured_us"])
-        print(r["workload"], r["mode"], r.get("kitsune_ms"), "top:", [(k["kernel"], round(k["measured_us"], 1)) for k in ks[:14]])
-PY
+bench_models session38-b bulk-sync unet:115 convnext:230
+python3 bench/kernels/top_kernels.py "$OUT"/*unet.json --top 14
+python3 bench/kernels/top_kernels.py "$OUT"/*convnext.json --pick convnext=k17,k33,k79

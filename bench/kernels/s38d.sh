@@ -1,11 +1,11 @@
 # session 38, call D: the UNet's innermost-level 3 x 3 convolution (512 -> 512 over 8 x 16 x 16, 128 work items of the
 # default's tile) and its 32 x 32 counterpart tuned alone over the whole conv space, input channels-last as in the
-# UNet: does a grid of more, smaller work items beat the default's one wave?
+# UNet: does a grid of more, smaller work items beat the default's one wave? (TUNE_TAG names the logs: s38e.sh)
 source bench/kernels/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 for m in unet_mid unet_up; do
   timeout 250 python3 -m kitsune.tools.tune bench/models/conv_shapes.py:$m --max-candidates 60 --db /tmp/tune-$m.json \
-    --json $OUT/tune-$m-session38-h100-2026-11-28.json > $OUT/tune-$m.log 2>&1
+    --json $OUT/tune-$m-${TUNE_TAG:-session38}-h100-$(date -u +%F).json > $OUT/tune-$m.log 2>&1
   tail -3 $OUT/tune-$m.log | cut -c1-300
 done
 python3 - <<'PY'
