@@ -504,24 +504,30 @@ func.func @main(%x: tensor<2x3x64xbf16>, %w: tensor<64xbf16>, %b: tensor<64xbf16
 }"""
 
 
-def test_split_long_norms_keeps_meaning():
-    """Norms over rows of more than ``max_row`` elements (32 here: a bf16 layer norm with weight and bias over 64,
-    an RMS norm over three dims of 64) become their fp32 statistics and an elementwise normalisation rounded once
-    to the norm's type; the norm over rows of 16 stays whole. The reference interpreter agrees before and after
-    (bf16 results to their rounding, fp32 ones exactly)."""
+def _split_long(text: str, seed: int, scale: float, shift: float = 0.0):
+    """``text`` after kitsune-split-long-norms (``max_row`` 32): (its printed IR, the reference interpreter's
+    results on seeded random inputs before the pass, and after it)."""
     from kitsune.context import parse_module
     from kitsune.interpreter import interpret
     from kitsune.passes.split_long_norms import SplitLongNormsPass
 
-    m = parse_module(_LONG_NORMS)
-    rng = np.random.default_rng(0)
-    args = [(rng.standard_normal(tuple(a.type.get_shape())) * 2 + 0.5).astype(np.float32)
+    m = parse_module(text)
+    rng = np.random.default_rng(seed)
+    args = [(rng.standard_normal(tuple(a.type.get_shape())) * scale + shift).astype(np.float32)
             for a in m.body.block.first_op.body.block.args]
     ref = interpret(m, args)
     out = m.clone()
     SplitLongNormsPass(max_row=32).apply(make_context(), out)
     out.verify()
-    text = str(out)
+    return str(out), ref, interpret(parse_module(str(out)), args)
+
+
+def test_split_long_norms_keeps_meaning():
+    """Norms over rows of more than ``max_row`` elements (32 here: a bf16 layer norm with weight and bias over 64,
+    an RMS norm over three dims of 64) become their fp32 statistics and an elementwise normalisation rounded once
+    to the norm's type; the norm over rows of 16 stays whole. The reference interpreter agrees before and after
+    (bf16 results to their rounding, fp32 ones exactly)."""
+    text, ref, got = _split_long(_LONG_NORMS, 0, 2.0, 0.5)
     stats = [ln for ln in text.splitlines() if "_stats" in ln]
     assert len(stats) == 2, text
     assert "graph.layer_norm_stats %x" in stats[0] and "(tensor<2x3x1xf32>, tensor<2x3x1xf32>)" in stats[0], stats
@@ -530,7 +536,6 @@ def test_split_long_norms_keeps_meaning():
     assert text.count("graph.layer_norm %") == 1 and "graph.layer_norm %s" in text  # (rows of 16 stay whole)
     assert "graph.rms_norm %" not in text
     assert re.search(r"graph\.cast %\S+ : tensor<2x3x64xf32> -> tensor<2x3x64xbf16>", text), text
-    got = interpret(parse_module(text), args)
     np.testing.assert_allclose(np.asarray(got[0], np.float32), np.asarray(ref[0], np.float32), rtol=1e-2, atol=1e-2)
     for a, b in zip(got[1:], ref[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
@@ -551,26 +556,13 @@ def test_split_long_softmaxes_keeps_meaning():
     log_softmax along the middle dim of 40) become their fp32 maximum and sum of exponentials
     (``graph.softmax_stats``, that dim 1) and elementwise ops; the softmax over 16 stays whole. The reference
     interpreter agrees before and after."""
-    from kitsune.context import parse_module
-    from kitsune.interpreter import interpret
-    from kitsune.passes.split_long_norms import SplitLongNormsPass
-
-    m = parse_module(_LONG_SOFTMAX)
-    rng = np.random.default_rng(1)
-    args = [(rng.standard_normal(tuple(a.type.get_shape())) * 3).astype(np.float32)
-            for a in m.body.block.first_op.body.block.args]
-    ref = interpret(m, args)
-    out = m.clone()
-    SplitLongNormsPass(max_row=32).apply(make_context(), out)
-    out.verify()
-    text = str(out)
+    text, ref, got = _split_long(_LONG_SOFTMAX, 1, 3.0)
     stats = [ln for ln in text.splitlines() if "softmax_stats" in ln]
     assert len(stats) == 2, text
     assert "graph.softmax_stats %x" in stats[0] and "(tensor<3x1xf32>, tensor<3x1xf32>)" in stats[0], stats
     assert "graph.softmax_stats %u {dim = 1}" in stats[1] and "tensor<2x1x3xf32>" in stats[1], stats
     assert "graph.softmax %s" in text and "graph.log_softmax" not in text and text.count("graph.softmax %") == 1
     assert "graph.exp" in text and "graph.log" in text
-    got = interpret(parse_module(text), args)
     np.testing.assert_allclose(np.asarray(got[0], np.float32), np.asarray(ref[0], np.float32), rtol=1e-2, atol=1e-3)
     for a, b in zip(got[1:], ref[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
