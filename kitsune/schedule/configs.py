@@ -621,9 +621,10 @@ class ConvConfig(Config):
             cfg = replace(cfg, BM=128, BK=min((64, 32, 16), key=lambda bk: (-(-p.K // bk) * bk, -bk)), stages=3)
         while cfg.BF > 32 and cfg.work_items(p) < 0.5 * gpu.sm_count:
             cfg = replace(cfg, BF=cfg.BF // 2)
-        if p.K >= cls.LONG_K and not cls.gathered_input(p):
-            wide = replace(cfg, BM=128, warps=4, stages=3)
-            cfg = wide if wide.work_items(p) >= gpu.sm_count else replace(cfg, warps=4, stages=4)
+        if p.K >= cls.LONG_K and not cls.gathered_input(p):  # (cfg is on 4 warps 4 stages deep already)
+            wide = replace(cfg, BM=128, stages=3)
+            if wide.work_items(p) >= gpu.sm_count:
+                cfg = wide
         elif cfg.BF * cfg.BM >= 8192 and p.K >= 512:
             cfg = replace(cfg, warps=8, stages=3)
         if cfg.work_items(p) <= 2 * gpu.sm_count:  # (about a wave: one program an SM, AHEAD)
