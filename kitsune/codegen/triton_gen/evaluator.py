@@ -29,7 +29,7 @@ from kitsune.codegen.plan import CodegenError, Queue, Stage, dtype_key
 from kitsune.codegen.triton_gen.arithmetic import Arithmetic
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
-from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, lrange, lscale, reshape_index, strides
+from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, lconst, lfloordiv, lmod, loffset, lrange, lscale, reshape_index, strides
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.syntax import NEUTRAL, TL, lit
 from kitsune.dialects.graph import GraphOp, fmt_loc
@@ -141,7 +141,7 @@ class Evaluator:
 
     def load_global(self, name: str, idx, cs, neutral, raw: bool = False) -> TV:
         t = self.gen.plan.tensors[name]
-        return self.load_offset(name, ladd(*(lscale(x, s) for x, s in zip(idx, t.strides()))), cs, neutral, raw)
+        return self.load_offset(name, loffset(idx, t.strides()), cs, neutral, raw)
 
     def load_offset(self, name: str, off, cs, neutral, raw: bool = False) -> TV:
         """Global tensor ``name`` at the flat offset ``off`` where ``cs`` hold, else ``neutral``."""
@@ -152,7 +152,7 @@ class Evaluator:
     def load_queue(self, q: Queue, idx, cs, neutral, raw: bool = False) -> TV:
         tc = [lfloordiv(x, t) for x, t in zip(idx, q.tile)]
         off = [lmod(x, t) for x, t in zip(idx, q.tile)]
-        j = ladd(*(lscale(c, s) for c, s in zip(tc, strides(q.grid))))
+        j = loffset(tc, strides(q.grid))
         slot = lmod(j, q.capacity)
         flat = ladd(lscale(slot, q.tile_elems), *(lscale(o, s) for o, s in zip(off, strides(q.tile))))
         # queue data is read only after the tile's waits: never hoist above the tile loop
@@ -168,7 +168,7 @@ class Evaluator:
         name = op.name.split(".", 1)[1]
         if name == "reshape":
             src = op.operands[0]
-            lin = ladd(*(lscale(x, s) for x, s in zip(idx, strides(tensor_shape(v.type)))))
+            lin = loffset(idx, strides(tensor_shape(v.type)))
             sshape = tensor_shape(src.type)
             sidx = reshape_index(idx, tuple(sshape), tuple(tensor_shape(v.type)))
             if not isinstance(src.owner, Block) and src not in self.pop_of and unit_reshape(op) and \

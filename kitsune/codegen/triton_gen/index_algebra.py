@@ -187,6 +187,11 @@ def lmod(x: Lin, c: int) -> Lin:
 strides = row_major_strides  # (in elements; a global tensor's own: ``plan.Tensor.strides``)
 
 
+def loffset(idx, st) -> Lin:
+    """The flat offset ``sum(idx[d] * st[d])`` of index ``idx`` (Lins) over strides ``st``."""
+    return ladd(*(lscale(x, s) for x, s in zip(idx, st)))
+
+
 def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[range, range]]:
     """The dims of a row-major reshape from ``src`` to ``dst`` in groups (source dims, result dims) of equal
     products, cut wherever the two shapes' prefix products meet: each group reshapes on its own. [N, C, H, 2, W, 2]
@@ -218,7 +223,7 @@ def reshape_index(idx: tuple["Lin", ...], src: tuple[int, ...], dst: tuple[int, 
     out: list[Lin] = [lconst(0)] * len(src)
     for gs, gd in reshape_groups(src, dst):
         dshape = [dst[d] for d in gd]
-        lin = ladd(*(lscale(idx[d], s) for d, s in zip(gd, strides(dshape))))
+        lin = loffset([idx[d] for d in gd], strides(dshape))
         sshape = [src[d] for d in gs]
         for d, s, n in zip(gs, strides(sshape), sshape):
             out[d] = lconst(0) if n == 1 else lmod(lfloordiv(lin, s), n)
@@ -226,4 +231,4 @@ def reshape_index(idx: tuple["Lin", ...], src: tuple[int, ...], dst: tuple[int, 
 
 
 __all__ = ["Atom", "Lin", "lconst", "latom", "ladd", "lscale", "lrange", "laxes", "ldepth", "lfloordiv", "lmod",
-           "strides", "reshape_groups", "reshape_index"]
+           "strides", "loffset", "reshape_groups", "reshape_index"]

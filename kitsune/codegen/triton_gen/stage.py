@@ -20,7 +20,7 @@ from kitsune.codegen.plan import ELEM_BYTES, Kernel, Stage, ident
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.evaluator import Evaluator
-from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, lscale, strides
+from kitsune.codegen.triton_gen.index_algebra import ladd, lconst, loffset, strides
 from kitsune.codegen.triton_gen.loop_fusion import FUSE_SIBLING_LOOPS, FUSED_RING_BYTES, fuse_sibling_dot_loops
 from kitsune.codegen.triton_gen.memory import Memory
 from kitsune.codegen.triton_gen.queues import QueueTraffic
@@ -295,7 +295,7 @@ class StageGen:
     def store(self, buf: str, tv: TV, ix, whole: bool) -> None:
         """Store ``tv`` at index ``ix`` of the global buffer ``buf`` (``whole``: by the program of tile 0)."""
         t = self.gen.plan.tensors[buf]
-        off = ladd(*(lscale(x, s) for x, s in zip(ix, t.strides())))
+        off = loffset(ix, t.strides())
         # a whole result is written by the program of tile 0 only
         self.mem.store(buf, off, tv, self.b.mask(self.b.conds(ix, t.shape)), t.dtype, lane=not whole,
                        extra="(t == 0)" if whole else None)

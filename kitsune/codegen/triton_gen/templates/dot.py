@@ -17,7 +17,7 @@ from xdsl.ir import Block
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
 from kitsune.codegen.triton_gen.emitter import TV, Blk
-from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lfloordiv, lmod, lscale
+from kitsune.codegen.triton_gen.index_algebra import ladd, laxes, lfloordiv, lmod, loffset, lscale
 from kitsune.codegen.triton_gen.syntax import TL, lit, pow2
 from kitsune.dialects.graph import fmt_loc, is_last_dim_concat
 from kitsune.dialects.regions import tensor_shape
@@ -331,7 +331,7 @@ class DotTemplate:
         t = self.stored_tensor(v)
         if t is None or t.order is not None:
             return False
-        off = ladd(*(lscale(x, s) for x, s in zip(ix, t.strides())))
+        off = loffset(ix, t.strides())
         P = self.b.aranges[r]
         runs = [math.gcd(P, c) for a, _ in off.terms if a.kind in ("div", "mod") and r in a.axes
                 for c in [self.period(a)] if c < P]

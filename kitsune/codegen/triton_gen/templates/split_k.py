@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kitsune.codegen.plan import CodegenError, Stage
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV, Blk
-from kitsune.codegen.triton_gen.index_algebra import ladd, lscale, strides
+from kitsune.codegen.triton_gen.index_algebra import ladd, loffset, lscale, strides
 from kitsune.codegen.triton_gen.memory import Memory
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class SplitK:
         ws = st.workspace
         numel = math.prod(st.shape)
         idx = self.tile.idx
-        off = ladd(*(lscale(x, k) for x, k in zip(idx, strides(st.shape))))
+        off = loffset(idx, strides(st.shape))
         frame, rel, val, mask = self.mem.tile_access(off, acc, b.mask(b.conds(idx, st.shape)))
         b.em.emit(f"tl.store({ws} + ks * {numel} + {rel}, {val}{mask})", 1)
         b.em.emit("_fence_gpu()  # this thread's partial sums are performed before the tile's counter moves", 1)

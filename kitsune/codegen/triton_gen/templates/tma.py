@@ -24,7 +24,7 @@ import math
 from typing import TYPE_CHECKING
 
 from kitsune.codegen.triton_gen.emitter import TV
-from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, ldepth, lrange, lscale, strides
+from kitsune.codegen.triton_gen.index_algebra import Lin, ladd, ldepth, loffset, lrange, lscale, strides
 from kitsune.dialects.regions import tensor_shape
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class TmaOperand:
         if (D * elem_bytes) % ALIGN:
             return None
         inner_idx = idx[-1]
-        row = ladd(*(lscale(x, s // D) for x, s in zip(idx[:-1], strides(shape)[:-1])))
+        row = loffset(idx[:-1], [s // D for s in strides(shape)[:-1]])
         t_axis = frame[0]
         # which operand axis runs along the tensor's last dimension
         ci_r, col_r = _split_axis(inner_idx, r)
