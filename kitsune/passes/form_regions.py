@@ -108,7 +108,7 @@ def row_wise(op: GOp) -> bool:
         return dims == list(range(rank - len(dims), rank)) and len(dims) < rank
     if od.name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "softmax_stats"):
         return a["dim"] % rank == rank - 1 and rank >= 2
-    if od.name in ("layer_norm", "rms_norm", "layer_norm_backward", *STATS_OPS.values()):
+    if od.name in ("layer_norm", "rms_norm", "layer_norm_backward", "layer_norm_stats", "rms_norm_stats"):
         return a["normalized_rank"] < rank
     return False
 
