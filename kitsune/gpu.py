@@ -66,6 +66,10 @@ class GPU:
     # one more kernel in a CUDA graph's replay, beyond its work: 13 one-element kernels 21.95 us against 4.86 for
     # one (H100, 2026-11-27, bench/kernels/overhead_probe.py)
     graph_launch_s: float = 1.4e-6
+    # presets whose tuning-database entries serve this GPU where it has none of its own: the same SMs, clocks and
+    # shared memory (an H200 is an H100's die with faster memory), so a config tuned on one is a measured
+    # starting point on the other, better than a heuristic
+    tuning_twins: tuple[str, ...] = ()
 
     def peak(self, kind: str) -> float:
         """Peak FLOP/s of a math class: 'tc_bf16' (also 'tc_fp16'), 'tc_tf32', 'tc_fp8', 'fp32', 'fp16', 'fp64'."""
@@ -105,6 +109,7 @@ H100 = GPU(
     tc_bf16_flops_nominal=989.4e12,
     fp32_flops_nominal=66.9e12,
     launch_overhead_s=4e-6,
+    tuning_twins=("h200",),
 )
 
 H200 = replace(
@@ -114,6 +119,7 @@ H200 = replace(
     dram_bw=4.3e12,
     dram_bw_nominal=4.8e12,
     sm_dram_bw=4.3e12 / 50,
+    tuning_twins=("h100",),
 )
 
 PRESETS: dict[str, GPU] = {"h100": H100, "h200": H200}

@@ -10,6 +10,9 @@ An entry: ``{"<gpu>|<template>|<problem key>": {"config": {...}, "ms": t, "defau
 a program's dataflow placement: ``{"<gpu>|placement|<graph hash>": {"placement": p, "ms": {p: t, ...}, ...}}``;
 a program's kernel launch (programmatic dependent launch: 0 off, 1 the next kernel launched once every program of
 this one started, 2 once each did its work): ``{"<gpu>|launch|<mode>|<graph hash>": {"pdl": p, "us": {p: t}}}``.
+
+A lookup reads the GPU's own entries first, then those of its twins (``GPU.tuning_twins``: the same die, e.g. an
+H200 reads the H100's where it has none of its own); writes always go under the GPU's own name.
 """
 
 from __future__ import annotations
@@ -75,14 +78,15 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
     and the packaged ones (``kitsune-tune --db``: its own earlier winners stay in the race)."""
     from kitsune.schedule.configs import config_from
 
-    e = _entry(key(problem, gpu), path)
+    e = _entry_of(gpu, f"{problem.template}|{problem.key()}", path)
     if e is None and hasattr(problem, "split_ok"):
         # the winner measured under the other split_ok, where it is valid here: a config measured where the
         # epilogue forbade a split is valid where it allows one (split_ok only widens the space; Llama's O
         # projection, whose task feeds the residual and the next norm: heuristic SPLIT=4 10.7 us, the tuned
         # SPLIT=1 8.4 us on H100), and an unsplit one the other way round (a contraction that takes a small one as
         # its operand's prologue: DLRM's bottom layers 0 and 1)
-        e = _entry(key(replace(problem, split_ok=not problem.split_ok), gpu), path)
+        flipped = replace(problem, split_ok=not problem.split_ok)
+        e = _entry_of(gpu, f"{flipped.template}|{flipped.key()}", path)
         if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
     if e is None and getattr(problem, "layout", 0):
@@ -90,6 +94,16 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
         # carried the input's layout (measured on whichever layout that shape had first)
         return lookup(replace(problem, layout=0), gpu, path)
     return None if e is None else config_from(problem.template, e["config"])
+
+
+def _entry_of(gpu: GPU | str, rest: str, first: Path | None = None) -> dict | None:
+    """The entry ``<gpu>|rest`` (see ``_entry``), else the first of its twins' ``<twin>|rest``."""
+    g = get_gpu(gpu)
+    for name in (g.name, *g.tuning_twins):
+        e = _entry(f"{name}|{rest}", first)
+        if e is not None:
+            return e
+    return None
 
 
 def _entry(k: str, first: Path | None = None) -> dict | None:
@@ -111,7 +125,7 @@ def placement_key(graph_hash: str, gpu: GPU | str) -> str:
 
 def lookup_placement(graph_hash: str, gpu: GPU | str) -> str | None:
     """The measured-fastest dataflow placement of a program (``kitsune-tune --placement``), or None."""
-    e = _entry(placement_key(graph_hash, gpu))
+    e = _entry_of(gpu, f"placement|{graph_hash}")
     return None if e is None else e["placement"]
 
 
@@ -129,7 +143,7 @@ def launch_key(graph_hash: str, mode: str, gpu: GPU | str) -> str:
 
 def lookup_launch(graph_hash: str, mode: str, gpu: GPU | str) -> int | None:
     """The measured-fastest programmatic-dependent-launch setting of a program (0, 1 or 2), or None."""
-    e = _entry(launch_key(graph_hash, mode, gpu))
+    e = _entry_of(gpu, f"launch|{mode}|{graph_hash}")
     return None if e is None else int(e["pdl"])
 
 

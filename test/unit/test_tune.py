@@ -242,6 +242,31 @@ def test_lookup_searches_the_runs_own_file_first(tmp_path, monkeypatch):
     assert db.lookup(p, "h100", own) is None
 
 
+def test_a_gpu_reads_its_twins_entries_where_it_has_none_of_its_own(tmp_path, monkeypatch):
+    """An H200 (the H100's die, faster memory) takes the H100's tuned config, placement and launch setting where
+    it has no entry of its own; its own entry wins once it has one, and a write goes under its own name."""
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import Problem, config_from
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path / "cache"))
+    p = Problem("gemv", 8, 4096, 4096)  # (a shape the packaged database has no entry for)
+    assert db.lookup(p, "h200") is None
+    db.store(p, "h100", config_from("gemv", {"BN": 16, "BK": 512, "SPLIT": 1}), 1e-5, None)
+    assert db.lookup(p, "h200").BN == 16
+    db.store(p, "h200", config_from("gemv", {"BN": 64, "BK": 256, "SPLIT": 2}), 1e-5, None)
+    assert db.lookup(p, "h200").BN == 64 and db.lookup(p, "h100").BN == 16
+    assert db.user_entry(db.key(p, "h200"))["config"]["BN"] == 64
+    db.store_placement("g0", "h100", "spatial", {"spatial": 1.0})
+    db.store_launch("g0", "dataflow", "h100", 1, {1: 2.0})
+    assert db.lookup_placement("g0", "h200") == "spatial" and db.lookup_launch("g0", "dataflow", "h200") == 1
+    db.store_launch("g0", "dataflow", "h200", 0, {0: 1.0})
+    assert db.lookup_launch("g0", "dataflow", "h200") == 0 and db.lookup_launch("g0", "dataflow", "h100") == 1
+    # the packaged suite entries (tuned on the H100) serve the H200 too
+    import json
+    k = next(k for k in json.loads(db.PACKAGED.read_text()) if k.startswith("h100|gemm|"))
+    assert db._entry_of("h200", k.split("|", 1)[1]) is not None
+
+
 def test_in_program_candidates_are_checked_timed_and_the_best_retimed():
     """``_in_program_times`` with a fake program: a candidate that fails to build and one whose outputs differ are
     errors, not times; the fastest of the rest is re-timed against the incumbent in alternating rounds."""
