@@ -42,6 +42,10 @@ evaluator's block budget (``kitsune.codegen.triton_gen.reductions.BLOCK_LIMIT``)
 LayerNorm took its GEMM producer's 128-row band: a [128, 768] tile (1024 fp32 per thread per value) on 2
 programs, which kitsune-split-reduction then replicated into 16 partials; their combine alone was 10 MB of PTX,
 still in ptxas after 15 minutes (bench/kernels/NOTES.md, "Compile time (issue 11)")."""
+ROW_BAND_STEPS = 64
+"""With ``ROW_BAND_LIMIT``: a generic task of long reductions takes a neighbour's row bands only where its tile's
+element-steps (padded elements x reduction steps per element) stay within ``ROW_BAND_LIMIT x ROW_BAND_STEPS`` or
+its own tile's: fewer, longer programs would leave the GPU idle for a queue's sake."""
 
 
 def _padded_elems(tile) -> int:
@@ -220,13 +224,23 @@ class ChooseSchedulesPass(ModulePass):
                 return False
             if transposed_read_dim(t.body.blocks.first, shape) is not None:
                 return False  # (its tile moves a transposed input in whole sectors: ``transposed_tile``)
-            new = [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [t.tile_sizes()[-1]]
             old = t.tile_sizes()
+            new = [max(1, min(a, d)) for a, d in zip(lead, shape[:-1])] + [old[-1]]
+            fewer = math.prod(old[:-1]) // math.prod(new[:-1])
+            if fewer > 1 and old[-1] < shape[-1]:
+                # fewer rows: as many more columns, up to the whole row (a tile's size is what the grid was cut
+                # to; a language-model head's log_softmax normalisation over 50 257 columns took the statistics
+                # task's 2 rows at its own 128 columns: 201 216 programs of 256 elements)
+                new[-1] = min(old[-1] << (fewer.bit_length() - 1), 1 << (shape[-1] - 1).bit_length())
             if gpu is not None and math.prod(grid_of(shape, new)) < min(math.prod(grid_of(shape, old)),
                                                                         2 * gpu.sm_count):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands
             if gpu is None and _padded_elems(new) > max(limit, _padded_elems(old)):
                 return False  # a generic tile beyond the evaluator's registers: no queue is worth that
+            steps = generic_work(t)[0]  # (reduction steps per element)
+            if gpu is None and _padded_elems(new) * steps > max(limit * ROW_BAND_STEPS, _padded_elems(old) * steps):
+                return False  # nor one whose programs each loop over far more (a language-model head's softmax
+                # statistics over 50 257 columns took its GEMM's 128 rows: 8 programs, 4.1 ms on the H200)
             if gpu is None and math.prod(grid_of(shape, new)[:-1]) <= 1:
                 return False  # one row band: a queue could pipeline nothing (llama_decode_b8's attention
                 # combine ran 16 programs of [8, 128] at 5.8 us, its own 128 of [1, 128] at 2.2 us)

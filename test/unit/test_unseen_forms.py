@@ -510,6 +510,27 @@ def test_softmax_long_rows_statistics_task():
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
 
 
+def test_long_softmax_normalisation_keeps_its_tile_size_on_the_statistics_rows():
+    """The normalisation after split softmax statistics takes the statistics task's row bands (one row here) and
+    as many more columns as it gave up rows: tiles of 4096 elements, not 128 (a language-model head's ran 201 216
+    programs of 256 elements). Matches eager under Triton's interpreter."""
+    import torch
+    from torch import nn
+
+    import kitsune
+
+    class LogProbs(nn.Module):
+        def forward(self, x):
+            return torch.log_softmax(x, -1)
+
+    x = torch.randn(8, 17000) * 3
+    cm = kitsune.compile(LogProbs(), (x,), mode="bulk-sync", device="cpu", cache=False)
+    stages = [ln for ln in cm.source.splitlines() if "# stage" in ln]
+    norm = [ln for ln in stages if "(elementwise)" in ln]
+    assert len(norm) == 1 and re.search(r"tile \[1, 512\] of \[8, 17000\]", norm[0]), stages
+    torch.testing.assert_close(cm(x), LogProbs()(x), rtol=1e-4, atol=1e-5)
+
+
 def test_long_softmax_normalisation_reads_the_logits_where_they_are():
     """A language model's head (``bench/models/lm_head.py``: LayerNorm, projection to a vocabulary of 16 400, then
     log_softmax over it, bf16): the normalisation after the split statistics begins with a widening cast of the
