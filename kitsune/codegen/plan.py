@@ -472,9 +472,11 @@ def build_plan(module: ModuleOp, capacity: str = "ir", splits: bool = True, layo
     if layouts:
         from kitsune.codegen.concat_in_place import elide_concat_copies
         from kitsune.codegen.layouts import choose_storage_orders
+        from kitsune.codegen.row_pitch import pad_row_pitches
 
         choose_storage_orders(plan)
         elide_concat_copies(plan)
+        pad_row_pitches(plan)
     return plan
 
 

@@ -531,7 +531,7 @@ class TritonGen:
         lines.append("PACKS = {" + ", ".join(f"{n!r}: {v!r}" for n, v in self.packs.items())
                      + "}  # parameters uploaded packed in (rows, cols) blocks (``packed``; templates/gemm_tma.py)")
         lines.append("VIEWS = {" + ", ".join(f"{n!r}: {t.view[:3]!r}" for n, t in p.tensors.items() if t.view)
-                     + "}  # slices of another buffer (kitsune.codegen.concat_in_place): (buffer, dim, offset)")
+                     + "}  # slices of another buffer (kitsune.codegen.concat_in_place, row_pitch): (buffer, dim, offset)")
         lines.append(f"ARGS = {p.args!r}")
         lines.append(f"OUTPUTS = {p.outputs!r}")
         lines.append(f"MUTATES = {p.mutates!r}  # (output, buffer argument): the buffer holds that output after a launch")

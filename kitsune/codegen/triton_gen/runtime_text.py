@@ -262,6 +262,8 @@ def allocate(device):
     device = torch.device(device)
     bufs = {}
     for name, (shape, dt, role) in TENSORS.items():
+        if role == "buffer" and name in VIEWS:
+            continue  # (a slice of another buffer: ``_bind_views``)
         if role == "buffer":
             bufs[name] = torch.empty(shape, dtype=DTYPES[dt], device=device)
             if name in ORDERS:

@@ -39,6 +39,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from kitsune.codegen.plan import ELEM_BYTES, CodegenError, dtype_key
+from kitsune.codegen.row_pitch import row_pitch
 from kitsune.codegen.triton_gen.blocks import Blocks
 from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.gluon_text import host_descriptor
@@ -173,8 +174,14 @@ class GemmTmaGen:
         return Packing(name, KW, -(-lay.N // self.BN) * KW * self.BN)
 
     def host_desc(self, name: str, tensor: str, shape, block, dt: str) -> str:
-        """``gluon_text.host_descriptor`` of the row-major matrix ``tensor``."""
-        return host_descriptor(self.g, name, tensor, shape, [shape[1], 1], block, dt)
+        """``gluon_text.host_descriptor`` of the row-major matrix ``tensor`` (its rows at their pitch where it is
+        stored in rows of a wider buffer: ``kitsune.codegen.row_pitch``)."""
+        return host_descriptor(self.g, name, tensor, shape, [self.pitch(tensor) or shape[1], 1], block, dt)
+
+    def pitch(self, tensor: str) -> int | None:
+        """The row pitch of ``tensor`` where it is stored in rows of a wider buffer, else None."""
+        t = self.g.gen.plan.tensors.get(tensor)
+        return row_pitch(t) if t is not None else None
 
     # ---- code
     def prelude(self, lay) -> list[str]:
@@ -237,7 +244,8 @@ class GemmTmaGen:
         b, em = self.b, self.b.em
         width = width or self.BN
         t = self.g.gen.plan.tensors[buf]
-        if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) < 2 or (t.shape[-1] * ELEM_BYTES[t.dtype]) % 16 \
+        if t.dtype not in ("bf16", "f16", "f32") or len(t.shape) < 2 \
+                or ((self.pitch(buf) or t.shape[-1]) * ELEM_BYTES[t.dtype]) % 16 \
                 or tv.frame != (rows, cols) or tv.const is not None:
             return False
         flat = [math.prod(t.shape[:-1]), t.shape[-1]]  # (leading dims: the rows of one matrix after another)
