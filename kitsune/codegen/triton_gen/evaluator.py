@@ -252,8 +252,16 @@ class Evaluator:
                 m = self.b.mask(cs if state is not None else self.remask(cs))
                 state = self.b.where(m, val, state if state is not None else 0.0) if m else val
                 continue
-            val = self.reductions.reduce(opp, s, binding, rhs_vars, ext, scatter, idx,
-                                         anchor=self.anchor == (id(opp.op), i))
+            both = self.reductions.online(opp, i, binding, list(rhs_vars), ext, scatter, idx,
+                                          anchor=self.anchor == (id(opp.op), i)) if s.op == "max=" else None
+            if both is not None:  # (a sum of exponentials over this maximum, computed with it: its tensor here)
+                val, j, total = both
+                m = self.b.mask(self.remask(cs))
+                self.b.memo[("t", id(opp.op), opp.prog.stmts[j].lhs.tensor, key[3])] = \
+                    self.b.where(m, total, 0.0) if m else total
+            else:
+                val = self.reductions.reduce(opp, s, binding, rhs_vars, ext, scatter, idx,
+                                             anchor=self.anchor == (id(opp.op), i))
             if state is None:
                 m = self.b.mask(self.remask(cs))
                 state = self.b.where(m, val, neutral) if m else val

@@ -18,6 +18,7 @@ from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import laxes, ldepth
 from kitsune.codegen.triton_gen.syntax import NEUTRAL, combine_text, lit, pow2, pow2_floor, reduce_text
 from kitsune.codegen.triton_gen.templates.dot import DotTemplate
+from kitsune.codegen.triton_gen.templates.online_softmax import OnlineSoftmax, sum_of_exponentials
 from kitsune.codegen.triton_gen.templates.row_reduction import RowReduction
 from kitsune.codegen.triton_gen.templates.window_reduction import WindowReduction
 
@@ -42,6 +43,7 @@ class Reductions:
         self.dot = DotTemplate(ev)
         self.row = RowReduction(ev)
         self.window = WindowReduction(ev)
+        self.online_softmax = OnlineSoftmax(ev)
 
     def reduce(self, opp, s, binding, rvars, ext, scatter, idx, anchor: bool = False) -> TV:
         """Statement ``s`` of ``opp`` reduced at the tile index ``idx`` (``binding``: its left side's variables;
@@ -70,14 +72,43 @@ class Reductions:
             return self.window.emit(opp, s, binding, rvars, ext, bframe, depth, E)
         return self.chunked(opp, s, binding, rvars, ext, scatter, idx, bframe, depth, E, anchor)
 
-    def chunked(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth: int, E: int, anchor: bool) -> TV:
-        """The generic reduction: a loop over the E reduction steps in chunks of P along a new axis."""
+    def online(self, opp, i: int, binding, rvars, ext, scatter, idx, anchor: bool = False):
+        """Statement ``i`` of ``opp``, a maximum, together with the sum of exponentials over it that a later
+        statement computes, in one pass (``templates.online_softmax``): (maximum, index of the sum's statement,
+        sum), or None where that form does not apply (the two then reduce one after the other)."""
+        s = opp.prog.stmts[i]
+        j = sum_of_exponentials(opp.prog.stmts, i)
+        if j is None or scatter or (anchor and self.ev.stage.split > 1):
+            return None
+        used: set[str] = set(v for v in s.all_vars if v not in rvars)
+        lins = [binding[v] for v in used if v in binding]
+        bframe = self.b.frame_of(frozenset().union(*(laxes(x) for x in lins)) if lins else frozenset())
+        depth = max([ldepth(x) for x in lins] + [1])
+        E = math.prod(ext[v] for v in rvars) if rvars else 1
+        if self.dot.plan(opp, s, binding, rvars, scatter, idx, bframe) is not None \
+                or self.row.axis_for(E, bframe) is not None or self.window.applies(opp, s, rvars, E):
+            return None
+        P, S = self.chunk(E, bframe, anchor)
+        if E <= P or S >= NARROW_TILE_PER_THREAD * self.ev.threads:
+            return None  # (one chunk, or a tile that reduces each chunk as it comes: the loop's narrow form)
+        mx, total = self.online_softmax.emit(opp, s, opp.prog.stmts[j], binding, rvars, ext, bframe, depth, E, P,
+                                             anchor)
+        return mx, j, total
+
+    def chunk(self, E: int, bframe, anchor: bool) -> tuple[int, int]:
+        """The generic loop's chunk P over a reduction of E steps and the tile frame's elements S."""
         b, ev = self.b, self.ev
-        neutral = NEUTRAL[s.op]
         S = math.prod(b.aranges[a] for a in bframe) if bframe else 1
         P = min(pow2(E), pow2_floor(max(1, BLOCK_LIMIT // S)))
         if anchor and "BK" in ev.cfg:
             P = min(pow2(E), ev.cfg["BK"])
+        return P, S
+
+    def chunked(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth: int, E: int, anchor: bool) -> TV:
+        """The generic reduction: a loop over the E reduction steps in chunks of P along a new axis."""
+        b, ev = self.b, self.ev
+        neutral = NEUTRAL[s.op]
+        P, S = self.chunk(E, bframe, anchor)
         acc = b.fresh("acc")
         shape = "[" + ", ".join(str(b.aranges[a]) for a in bframe) + "]"
         r = b.new_axis("r", P)
