@@ -129,6 +129,9 @@ class ChooseSchedulesPass(ModulePass):
     row_band_limit: int = ROW_BAND_LIMIT
     """With ``queues``: the largest tile (elements, dims rounded up to powers of two) a generic task takes to share
     a neighbour's row bands; a larger one keeps its own tile (the channel becomes a kernel boundary)."""
+    row_band_steps: int = ROW_BAND_STEPS
+    """With ``queues``: the element-steps (tile elements x reduction steps each) a generic task's tile may reach, in
+    multiples of ``row_band_limit``, to share a neighbour's row bands (or its own tile's, where more)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         gpu = parse_gpu_option(self.gpu)
@@ -164,7 +167,7 @@ class ChooseSchedulesPass(ModulePass):
             if self.db:
                 self._conv_layouts(convs, gpu)
             self._follow_tiles(g)
-            self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit)
+            self._align_row_bands(g, gpu if not self.queues else None, self.row_band_limit, self.row_band_steps)
             self._whole_scatters(g)
             legalise_channels(g)
 
@@ -192,13 +195,14 @@ class ChooseSchedulesPass(ModulePass):
             t.attributes["schedule"] = StringAttr(f"database (its input channels-last): {c.note}")
 
     @staticmethod
-    def _align_row_bands(g: df.GraphOp, gpu, limit: int = ROW_BAND_LIMIT) -> None:
+    def _align_row_bands(g: df.GraphOp, gpu, limit: int = ROW_BAND_LIMIT, steps_limit: int = ROW_BAND_STEPS) -> None:
         """Tasks joined by a row-band channel get the same leading tile sizes, so that the channel stays a
         row-band queue in a dataflow kernel (different row tiles would weaken it to a kernel boundary): a
         generic task adopts its neighbour's rows, a gemm consumer its gemm producer's BM. With ``gpu`` (no queues:
         bulk-sync), a generic task keeps its own rows when the neighbour's would shrink its grid below two
-        programs per SM; without (queues), when they would make its tile larger than ``limit`` elements or leave
-        it one row band (nothing for a queue to pipeline)."""
+        programs per SM; without (queues), when they would make its tile larger than ``limit`` elements, its
+        element-steps more than ``limit x steps_limit`` (or its own tile's), or leave it one row band (nothing for
+        a queue to pipeline)."""
         from kitsune.schedule.configs import config_from
         from kitsune.schedule.roles import roles_of
         from kitsune.schedule.select import anchor_of, gemm_tile
@@ -238,7 +242,7 @@ class ChooseSchedulesPass(ModulePass):
             if gpu is None and _padded_elems(new) > max(limit, _padded_elems(old)):
                 return False  # a generic tile beyond the evaluator's registers: no queue is worth that
             steps = generic_work(t)[0]  # (reduction steps per element)
-            if gpu is None and _padded_elems(new) * steps > max(limit * ROW_BAND_STEPS, _padded_elems(old) * steps):
+            if gpu is None and _padded_elems(new) * steps > max(limit * steps_limit, _padded_elems(old) * steps):
                 return False  # nor one whose programs each loop over far more (a language-model head's softmax
                 # statistics over 50 257 columns took its GEMM's 128 rows: 8 programs, 4.1 ms on the H200)
             if gpu is None and math.prod(grid_of(shape, new)[:-1]) <= 1:

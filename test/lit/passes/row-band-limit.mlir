@@ -11,8 +11,15 @@
 // CHECK: dataflow.task "matmul_1" contraction ({{.*}}) tile [1, 768] attributes {template = "generic"
 // CHECK-NOT: partial
 
-// A limit above the band's 128 x 1024 (padded) elements: the old behaviour, a row-band channel and the split.
-// RUN: kitsune-opt %s -p 'kitsune-form-regions{row_max=1024},kitsune-choose-schedules{db=false row_band_limit=131072},kitsune-split-reduction' | filecheck %s --check-prefix=BAND
+// A limit above the band's 128 x 1024 (padded) elements alone: still its own rows, since the band's element-steps
+// (131 072 elements x 3072 steps) pass row_band_steps (64) x the limit.
+// RUN: kitsune-opt %s -p 'kitsune-form-regions{row_max=1024},kitsune-choose-schedules{db=false row_band_limit=131072}' | filecheck %s --check-prefix=STEPS
+// STEPS: %[[G:[0-9]+]] = dataflow.task "linear_0" contraction ({{.*}}) tile [128, 128] attributes {template = "gemm"
+// STEPS: dataflow.channel %[[G]] {relation = "all"}
+// STEPS: dataflow.task "matmul_1" contraction ({{.*}}) tile [1, 768] attributes {template = "generic"
+
+// Both limits above the band's: the old behaviour, a row-band channel and the split.
+// RUN: kitsune-opt %s -p 'kitsune-form-regions{row_max=1024},kitsune-choose-schedules{db=false row_band_limit=131072 row_band_steps=4096},kitsune-split-reduction' | filecheck %s --check-prefix=BAND
 // BAND: %[[G:[0-9]+]] = dataflow.task "linear_0" contraction ({{.*}}) tile [128, 128] attributes {template = "gemm"
 // BAND: dataflow.channel %[[G]] {relation = "rows"}
 // BAND: dataflow.task "matmul_1_part0" partial ({{.*}}) tile [128, 768]
