@@ -78,7 +78,7 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
     and the packaged ones (``kitsune-tune --db``: its own earlier winners stay in the race)."""
     from kitsune.schedule.configs import config_from
 
-    e = _entry_of(gpu, f"{problem.template}|{problem.key()}", path)
+    e = _entry_of(gpu, lambda g: key(problem, g), path)
     if e is None and hasattr(problem, "split_ok"):
         # the winner measured under the other split_ok, where it is valid here: a config measured where the
         # epilogue forbade a split is valid where it allows one (split_ok only widens the space; Llama's O
@@ -86,7 +86,7 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
         # SPLIT=1 8.4 us on H100), and an unsplit one the other way round (a contraction that takes a small one as
         # its operand's prologue: DLRM's bottom layers 0 and 1)
         flipped = replace(problem, split_ok=not problem.split_ok)
-        e = _entry_of(gpu, f"{flipped.template}|{flipped.key()}", path)
+        e = _entry_of(gpu, lambda g: key(flipped, g), path)
         if e is not None and not problem.split_ok and int(e["config"].get("SPLIT", 1)) != 1:
             e = None
     if e is None and getattr(problem, "layout", 0):
@@ -96,11 +96,11 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
     return None if e is None else config_from(problem.template, e["config"])
 
 
-def _entry_of(gpu: GPU | str, rest: str, first: Path | None = None) -> dict | None:
-    """The entry ``<gpu>|rest`` (see ``_entry``), else the first of its twins' ``<twin>|rest``."""
+def _entry_of(gpu: GPU | str, key_of, first: Path | None = None) -> dict | None:
+    """The entry ``key_of(gpu)`` (see ``_entry``), else the first of its twins' ``key_of(twin)``."""
     g = get_gpu(gpu)
     for name in (g.name, *g.tuning_twins):
-        e = _entry(f"{name}|{rest}", first)
+        e = _entry(key_of(name), first)
         if e is not None:
             return e
     return None
@@ -125,7 +125,7 @@ def placement_key(graph_hash: str, gpu: GPU | str) -> str:
 
 def lookup_placement(graph_hash: str, gpu: GPU | str) -> str | None:
     """The measured-fastest dataflow placement of a program (``kitsune-tune --placement``), or None."""
-    e = _entry_of(gpu, f"placement|{graph_hash}")
+    e = _entry_of(gpu, lambda g: placement_key(graph_hash, g))
     return None if e is None else e["placement"]
 
 
@@ -143,7 +143,7 @@ def launch_key(graph_hash: str, mode: str, gpu: GPU | str) -> str:
 
 def lookup_launch(graph_hash: str, mode: str, gpu: GPU | str) -> int | None:
     """The measured-fastest programmatic-dependent-launch setting of a program (0, 1 or 2), or None."""
-    e = _entry_of(gpu, f"launch|{mode}|{graph_hash}")
+    e = _entry_of(gpu, lambda g: launch_key(graph_hash, mode, g))
     return None if e is None else int(e["pdl"])
 
 
