@@ -241,7 +241,7 @@ class ChooseSchedulesPass(ModulePass):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands
             if gpu is None and _padded_elems(new) > max(limit, _padded_elems(old)):
                 return False  # a generic tile beyond the evaluator's registers: no queue is worth that
-            steps = generic_work(t)[0]  # (reduction steps per element)
+            steps = generic_work(t)[0] if gpu is None else 1  # (reduction steps per element)
             if gpu is None and _padded_elems(new) * steps > max(limit * steps_limit, _padded_elems(old) * steps):
                 return False  # nor one whose programs each loop over far more (a language-model head's softmax
                 # statistics over 50 257 columns took its GEMM's 128 rows: 8 programs, 4.1 ms on the H200)

@@ -154,7 +154,7 @@ class Evaluator:
         off = [lmod(x, t) for x, t in zip(idx, q.tile)]
         j = loffset(tc, strides(q.grid))
         slot = lmod(j, q.capacity)
-        flat = ladd(lscale(slot, q.tile_elems), *(lscale(o, s) for o, s in zip(off, strides(q.tile))))
+        flat = ladd(lscale(slot, q.tile_elems), loffset(off, strides(q.tile)))
         # queue data is read only after the tile's waits: never hoist above the tile loop
         return self.mem.load(q.storage, flat, cs, neutral, q.dtype, ', cache_modifier=".cg"', min_depth=1, raw=raw)
 

@@ -130,8 +130,7 @@ class DotTemplate:
             operands, gathered = self._step(opp, binding, rvars, ext, idx, bframe, E, A, B, cast, acc, r, rl, inner,
                                             ev.split_k.masked(E, BK, anchor), swap=swap, b_kn=b_kn)
             if loop and not split:
-                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands,
-                                        gathered if ev.cfg.get("AHEAD") else set())
+                prefetch_prologue_loads(b.em.active[depth], b.em.active[inner], acc, operands, gathered)
             if loop:
                 b.em.close(depth, saved)
         else:  # one loop per part of a concatenated row operand, each reading only its part
@@ -287,7 +286,7 @@ class DotTemplate:
                     via_tma.add(frame[0])
                 else:
                     tv = ev.access(v, ix, 0.0, raw=True)
-                    if self.gathers_along(v, ix, r):
+                    if ev.cfg.get("AHEAD") and self.gathers_along(v, ix, r):
                         gathered.add(tv.code)
             elif kind == "acc":
                 tv = ev.read(opp, x, b2, 0.0)
