@@ -17,7 +17,8 @@ its readers out of its own (``norm_statistics``).
 
 The statistics are fp32 (the op's own accumulation), the normalisation runs in fp32 and rounds once to the
 norm's result type, as the norm did. Rows with a dynamic size stay whole. (A softmax over a vocabulary, 50 257
-columns, has rows as long as the UNet's: split the same way, not yet measured on the GPU.)
+columns, has rows as long as the UNet's: split the same way; a language-model head's log_softmax, H200,
+bench/kernels/NOTES.md section 42.)
 """
 
 from __future__ import annotations

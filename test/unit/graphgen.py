@@ -4,6 +4,7 @@ random DAGs of graph ops for property-based tests (hypothesis)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -311,3 +312,40 @@ class GraphCase(tuple):
 
 def run_main(m: ModuleOp, inputs) -> list[np.ndarray]:
     return [np.asarray(o) for o in interpret(m, inputs)]
+
+
+BENCH_MODELS = Path(__file__).resolve().parents[2] / "bench" / "models"
+
+
+def bench_module(name: str):
+    """The model file ``bench/models/<name>.py``, imported (its classes and factories)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_models_{name}", BENCH_MODELS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench_model(spec: str, dtype=None, device: str = "cpu"):
+    """(model, inputs) of ``bench/models/<file.py[:factory]>`` as ``python -m kitsune.bench`` builds them (in
+    ``dtype`` on ``device``; seed 0)."""
+    from kitsune.bench.harness import get_source
+
+    return get_source(str(BENCH_MODELS / spec)).build(1.0, dtype, device, 0)
+
+
+def bench_model_triton(spec: str, mode: str, gluon: bool | None = None) -> str:
+    """The Triton module of a ``bench/models`` model at full size (bf16 on the meta device, no weights), lowered
+    for the H100 by ``kitsune-pipeline`` in ``mode`` without the tuning database (heuristic configs)."""
+    import torch
+
+    from kitsune.codegen.to_triton import generate_triton
+    from kitsune.context import make_context
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+
+    model, inputs = bench_model(spec, torch.bfloat16, "meta")
+    module, _ = import_module(model, inputs, None, with_weights=False)
+    KitsunePipelinePass(mode=mode, gpu="h100", tuning_db=False).apply(make_context(), module)
+    return generate_triton(module, capacity="ir", gluon=gluon)

@@ -5,7 +5,10 @@ interpreter)."""
 
 from __future__ import annotations
 
+import re
+
 import torch
+from graphgen import bench_model_triton
 from torch import nn
 
 import kitsune
@@ -50,24 +53,7 @@ def test_dataflow_statistics_keep_their_own_row_bands():
     """In the dataflow schedule the statistics of a language-model head's log_softmax (rows of 50 257) do not take
     the projection's 128-row bands for a queue's sake (8 programs looping over 6.4 M elements each: 4.1 ms on the
     H200) but keep tiles of 2 rows (512 programs); long-row softmaxes in the dataflow mode match eager."""
-    import importlib.util
-    import os
-    import re
-
-    from kitsune.codegen.to_triton import generate_triton
-    from kitsune.context import make_context
-    from kitsune.frontend.torch_export import import_module
-    from kitsune.passes.pipeline import KitsunePipelinePass
-
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models", "lm_head.py")
-    spec = importlib.util.spec_from_file_location("lm_head", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    model, (h,) = mod.make_model()
-    module, _ = import_module(model.to(torch.bfloat16).to("meta"), (h.to(torch.bfloat16).to("meta"),), None,
-                              with_weights=False)
-    KitsunePipelinePass(mode="dataflow", gpu="h100", tuning_db=False).apply(make_context(), module)
-    src = generate_triton(module, capacity="ir")
+    src = bench_model_triton("lm_head.py", "dataflow")
     assert re.search(r'stage "softmax_stats_\d+" \(reduction\): programs \[0, 512\), tile \[1, 2, 1\]', src)
     x = torch.randn(4, 17000) * 30
     cm = kitsune.compile(Probs(), (x,), mode="dataflow", device="cpu", cache=False)

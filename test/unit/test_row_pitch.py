@@ -5,29 +5,21 @@ interpreter, both modes). A program's own output and a row too short keep their 
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 
 import pytest
 import torch
-from torch import nn
+from graphgen import bench_model_triton, bench_module
 
 import kitsune
 from kitsune.codegen.plan import Tensor
 from kitsune.codegen.row_pitch import MIN_ROW, row_pitch
 
 
-class Head(nn.Module):
-    """LayerNorm, a projection to ``vocab`` columns, log_softmax over them (rows short enough for one tile)."""
-
-    def __init__(self, width: int, vocab: int):
-        super().__init__()
-        self.n = nn.LayerNorm(width)
-        self.p = nn.Linear(width, vocab, bias=False)
-
-    def forward(self, h):
-        return torch.log_softmax(self.p(self.n(h)), -1)
+def _head(width: int, vocab: int):
+    """LayerNorm, a projection to ``vocab`` columns, log_softmax over them (``bench/models/lm_head.py``'s model)."""
+    torch.manual_seed(0)
+    return bench_module("lm_head").LMHead(width, vocab).eval()
 
 
 def _views(source: str) -> dict:
@@ -37,8 +29,7 @@ def _views(source: str) -> dict:
 
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_odd_width_logits_live_at_a_16_byte_pitch(mode):
-    torch.manual_seed(0)
-    m, x = Head(32, 1001).eval(), torch.randn(4, 20, 32)
+    m, x = _head(32, 1001), torch.randn(4, 20, 32)
     cm = kitsune.compile(m, (x,), mode=mode, device="cpu", cache=False)
     views = _views(cm.source)
     (name, (base, dim, offset)), = views.items()
@@ -54,8 +45,7 @@ def test_odd_width_logits_live_at_a_16_byte_pitch(mode):
 def test_outputs_and_short_rows_keep_their_shape():
     """The log-probabilities (the program's output) stay [4, 20, 1001]; a 100-wide intermediate (under MIN_ROW)
     is not padded."""
-    torch.manual_seed(0)
-    m, x = Head(32, 100).eval(), torch.randn(4, 20, 32)
+    m, x = _head(32, 100), torch.randn(4, 20, 32)
     assert 100 < MIN_ROW
     cm = kitsune.compile(m, (x,), mode="bulk-sync", device="cpu", cache=False)
     assert _views(cm.source) == {}
@@ -74,20 +64,7 @@ def test_gluon_gemm_descriptors_carry_the_pitch():
     """An LM head at full size (GPT-2's 50 257-token vocabulary, bf16, generated for the H100 without a GPU): the
     projection's logits are a view of rows of 50 264, and the Gluon gemm stores them by TMA through a descriptor
     of their own shape at that pitch (before: from registers, two bytes at a time)."""
-    from kitsune.codegen.to_triton import generate_triton
-    from kitsune.context import make_context
-    from kitsune.frontend.torch_export import import_module
-    from kitsune.passes.pipeline import KitsunePipelinePass
-
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models", "lm_head.py")
-    spec = importlib.util.spec_from_file_location("lm_head", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    model, (h,) = mod.make_model()
-    model = model.to(torch.bfloat16).to("meta")
-    module, _ = import_module(model, (h.to(torch.bfloat16).to("meta"),), None, with_weights=False)
-    KitsunePipelinePass(mode="bulk-sync", gpu="h100", tuning_db=False).apply(make_context(), module)
-    src = generate_triton(module, capacity="ir", gluon=True)  # (the Gluon form, as on a GPU)
+    src = bench_model_triton("lm_head.py", "bulk-sync", gluon=True)  # (the Gluon form, as on a GPU)
     views = _views(src)
     logits = [n for n, (b, d, o) in views.items() if f"{b!r}: ((8, 128, 50264), 'bf16', 'buffer')" in src]
     assert len(logits) == 1, views

@@ -512,7 +512,7 @@ def test_softmax_long_rows_statistics_task():
 
 def test_long_softmax_normalisation_keeps_its_tile_size_on_the_statistics_rows():
     """The normalisation after split softmax statistics takes the statistics task's row bands (one row here) and
-    as many more columns as it gave up rows: tiles of 4096 elements, not 128 (a language-model head's ran 201 216
+    as many more columns as it gave up rows: tiles of 512 elements, not 128 (a language-model head's ran 201 216
     programs of 256 elements). Matches eager under Triton's interpreter."""
     import torch
     from torch import nn
@@ -537,20 +537,14 @@ def test_long_softmax_normalisation_reads_the_logits_where_they_are():
     logits, which joined to the projection's task made it write a second, fp32 copy of them. It stays with the
     normalisation: the projection's task has one result, its bf16 logits, read by the statistics and the
     normalisation alike. The reference interpreter agrees before and after the task passes."""
-    import importlib.util
-    import os
-
     import torch
+    from graphgen import bench_model
 
     from kitsune.frontend.torch_export import import_module
     from kitsune.passes.pipeline import KitsunePipelinePass
 
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models", "lm_head.py")
-    spec = importlib.util.spec_from_file_location("lm_head", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    model, (h,) = mod.small()
-    module, _ = import_module(model.to(torch.bfloat16), (h.to(torch.bfloat16),), None, with_weights=False)
+    model, inputs = bench_model("lm_head.py:small", torch.bfloat16)
+    module, _ = import_module(model, inputs, None, with_weights=False)
     passes = [p for p in KitsunePipelinePass(mode="bulk-sync", gpu="h100").task_passes()]
     formed = _lowered(str(module), passes)
     proj = _task_with(formed, "graph.matmul") if any(o.name == "graph.matmul" for o in formed.walk()) \
