@@ -99,8 +99,8 @@ def lookup(problem, gpu: GPU | str, path: Path | None = None):
 def _entry_of(gpu: GPU | str, key_of, first: Path | None = None) -> dict | None:
     """The entry ``key_of(gpu)`` (see ``_entry``), else the first of its twins' ``key_of(twin)``."""
     g = get_gpu(gpu)
-    for name in (g.name, *g.tuning_twins):
-        e = _entry(key_of(name), first)
+    for one in (g, *g.tuning_twins):  # (the GPU itself, whose name may be no preset's: 'h100,sm_count=8')
+        e = _entry(key_of(one), first)
         if e is not None:
             return e
     return None

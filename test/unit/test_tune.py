@@ -245,6 +245,7 @@ def test_lookup_searches_the_runs_own_file_first(tmp_path, monkeypatch):
 def test_a_gpu_reads_its_twins_entries_where_it_has_none_of_its_own(tmp_path, monkeypatch):
     """An H200 (the H100's die, faster memory) takes the H100's tuned config, placement and launch setting where
     it has no entry of its own; its own entry wins once it has one, and a write goes under its own name."""
+    from kitsune.gpu import get_gpu
     from kitsune.schedule import db
     from kitsune.schedule.configs import Problem, config_from
 
@@ -264,7 +265,7 @@ def test_a_gpu_reads_its_twins_entries_where_it_has_none_of_its_own(tmp_path, mo
     # the packaged suite entries (tuned on the H100) serve the H200 too
     import json
     k = next(k for k in json.loads(db.PACKAGED.read_text()) if k.startswith("h100|gemm|"))
-    assert db._entry_of("h200", lambda g: f"{g}|{k.split('|', 1)[1]}") is not None
+    assert db._entry_of("h200", lambda g: f"{get_gpu(g).name}|{k.split('|', 1)[1]}") is not None
 
 
 def test_in_program_candidates_are_checked_timed_and_the_best_retimed():
