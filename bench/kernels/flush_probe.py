@@ -4,7 +4,12 @@ its own operands. Times one CUDA-graph replay of Kitsune's program and of Induct
 CUDA graph, as the harness does), each after a flush that writes (zero, do_bench's), after one that reads (the same
 buffer summed: clean lines), with no flush, and back to back inside a graph of 20 replays (``graph_us``).
 
-    python bench/kernels/flush_probe.py [--workloads llama_decode_b1,llama_decode_b8] [--mode bulk-sync] [--out F.json]
+With ``--timeline`` it also profiles replays after do_bench's flush (torch.profiler) and prints, per side, each
+kernel's mean time, the gaps between kernels and the span from the first kernel's start to the last one's end: where a
+replay's time goes beyond its kernels' own.
+
+    python bench/kernels/flush_probe.py [--workloads llama_decode_b1,llama_decode_b8] [--mode bulk-sync] [--timeline]
+        [--out F.json]
 """
 
 from __future__ import annotations
@@ -37,10 +42,53 @@ def timed_ms(fn, flush, reps: int = 100, warmup: int = 10) -> float:
     return statistics.median(times)
 
 
+def timeline(replay, flush, reps: int = 10) -> dict:
+    """Kernels of ``reps`` replays, each after ``flush`` (torch.profiler): mean us per kernel name (in launch order),
+    the mean span of a replay (first kernel's start to last one's end) and the mean sum of its kernels' times."""
+    from torch.profiler import ProfilerActivity, profile
+
+    flush()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        flush()
+        torch.cuda.synchronize()
+    flush_names = {e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")}
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush()
+            replay()
+        torch.cuda.synchronize()
+    evs = sorted((e for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")),
+                 key=lambda e: e.time_range.start)
+    runs, cur = [], []
+    for e in evs:
+        if e.name in flush_names:
+            if cur:
+                runs.append(cur)
+            cur = []
+        else:
+            cur.append(e)
+    if cur:
+        runs.append(cur)
+    per: dict[str, list[float]] = {}
+    spans, sums, gaps = [], [], []
+    for r in runs:
+        spans.append(r[-1].time_range.end - r[0].time_range.start)
+        sums.append(sum(e.time_range.end - e.time_range.start for e in r))
+        for a, b in zip(r, r[1:]):
+            gaps.append(b.time_range.start - a.time_range.end)
+        for e in r:
+            per.setdefault(e.name[:40], []).append(e.time_range.end - e.time_range.start)
+    n = max(len(runs), 1)
+    return {"kernels": {k: sum(v) / n for k, v in per.items()}, "span_us": statistics.mean(spans) if spans else None,
+            "sum_us": statistics.mean(sums) if sums else None, "gaps_us": gaps[: 2 * 8]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default="llama_decode_b1,llama_decode_b8")
     ap.add_argument("--mode", default="bulk-sync")
+    ap.add_argument("--timeline", action="store_true")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     buf = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
@@ -79,6 +127,12 @@ def main() -> None:
                 res[(k, fl)] = timed_ms(g.replay, f) * 1e3
             with torch.no_grad():
                 res[(k, "graph of 20")] = graph_us(steps[k])
+            if a.timeline:
+                t = timeline(g.replay, flushes["zero (do_bench)"])
+                print(f"{name:18s} {k:9s} span {t['span_us']:.1f} us, kernels' sum {t['sum_us']:.1f} us; "
+                      + ", ".join(f"{n} {v:.1f}" for n, v in t["kernels"].items()), flush=True)
+                print(f"{name:18s} {k:9s} gaps (us): " + " ".join(f"{x:.1f}" for x in t["gaps_us"]), flush=True)
+                rows.append({"workload": name, "side": k, "timeline": t, "device": torch.cuda.get_device_name()})
         for fl in list(flushes) + ["graph of 20"]:
             ku, iu = res[("kitsune", fl)], res[("inductor", fl)]
             print(f"{name:18s} {fl:16s} kitsune {ku:7.1f} us  inductor {iu:7.1f} us  ratio {iu / ku:5.2f}", flush=True)

@@ -183,6 +183,21 @@ def bench_ms(fn) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
 
 
+def paired_ms(a: Callable, b: Callable, rounds: int) -> tuple[float, float]:
+    """``bench_ms`` of ``a`` and of ``b`` taken in turn, ``rounds`` times each, the order flipped every round (a b,
+    b a, a b, ...): medians. A sustained tensor-core load slows the GPU as it runs (power and heat: an H200 timed a
+    GPT-3 MLP step 402 us after a flush, 437 back to back, 472 in a graph of 20, ``bench/kernels/flush_probe.py``), so
+    whichever side is timed later in a block is timed on a warmer GPU; taking them in turn gives both the same."""
+    import statistics
+
+    ta: list[float] = []
+    tb: list[float] = []
+    for r in range(rounds):
+        for f, t in ((a, ta), (b, tb)) if r % 2 == 0 else ((b, tb), (a, ta)):
+            t.append(bench_ms(f))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def rotating(fns: list[Callable]) -> Callable:
     """One call = the next of ``fns`` (round robin)."""
     if len(fns) == 1:
@@ -328,6 +343,7 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
     def check_set(k):
         return src.fresh(inputs, scale, dt, dev, args.seed + 1000 + k)
 
+    inductor_replay = None  # (replay, what keeps its graphs alive) where Kitsune's modes are timed in turn with it
     with torch.no_grad():
         peers = [p for p in args.peers.split(",") if p] if not dry else []
         if baseline is not None:
@@ -362,6 +378,8 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                         replays[0]()
                         torch.cuda.synchronize()
                         pb["inductor_rel_err"] = max(rel_errors(outs[0], model(*sets[0])))
+                        if args.paired > 0:  # timed again in turn with each Kitsune mode (paired_ms)
+                            inductor_replay = (rotating(replays), outs, keep)
                         del replays, outs, keep
                 except Exception as e:  # noqa: BLE001
                     pb["inductor_error"] = first_line(e)
@@ -414,6 +432,11 @@ def run_workload(spec: str, modes, args, emit, mark=None, baseline: dict | None 
                     envs = [{**prog._tensors, **prog._prepare(s)} for s in sets]
                     replays, outs, keep = graphs_of(prog.launch, envs, warmup=1)
                     t_ms = bench_ms(rotating(replays))
+                    if inductor_replay is not None:
+                        rec["block_kitsune_ms"] = t_ms  # timed after the peers, as a block
+                        rec["block_inductor_graph_ms"] = rec["inductor_graph_ms"]
+                        t_ms, rec["inductor_graph_ms"] = paired_ms(rotating(replays), inductor_replay[0], args.paired)
+                        rec["paired_rounds"] = args.paired
                     stage = "recheck"
                     # the CUDA-graph replay itself is right (outputs of set 0), and a fresh set after timing
                     replays[0]()
@@ -720,6 +743,11 @@ def table(records: list[dict]) -> str:
     out = ["  ".join(c.ljust(w) for c, w in zip(cols, wd))]
     out += ["  ".join(x.ljust(w) for x, w in zip(row, wd)) for row in rows]
     for r in records:
+        if r.get("block_kitsune_ms") is not None:
+            out.append(f"  {r['workload']} {r['mode']}: timed as blocks (Inductor + graph first) kitsune "
+                       f"{_f(r['block_kitsune_ms'], '.4f')}, inductor+graph {_f(r.get('block_inductor_graph_ms'), '.4f')}"
+                       f"; in turn ({r.get('paired_rounds')} rounds) {_f(r.get('kitsune_ms'), '.4f')}, "
+                       f"{_f(r.get('inductor_graph_ms'), '.4f')}")
         if r.get("kernels"):
             out.append(f"  {r['workload']} {r['mode']}: per kernel est_us / measured_us: " + ", ".join(
                 f"{k['kernel']} {_f(k.get('est_us'), '.1f')}/{_f(k.get('measured_us'), '.1f')}" for k in r["kernels"]))
@@ -742,7 +770,8 @@ def table(records: list[dict]) -> str:
             if (r["workload"], k) not in seen:
                 seen.add((r["workload"], k))
                 out.append(f"! {r['workload']} {k}: {r[k]}")
-    out.append("times: median ms (triton.testing.do_bench); kitsune = its launch plan in a CUDA graph; "
+    out.append("times: median ms (triton.testing.do_bench; with --paired, the default, Kitsune and Inductor + CUDA "
+               "graph timed in turn, the medians of the rounds); kitsune = its launch plan in a CUDA graph; "
                f"ind+g/ks > 1: Kitsune faster; correct: rel err < {TOL:g} vs torch eager (or within 2.5x bf16 eager's own error vs fp32: see tolerance)")
     return "\n".join(out)
 
@@ -932,6 +961,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", help="Kitsune GPU preset (default: h200 on an H200, else h100)")
     ap.add_argument("--rotate", type=int, default=4, help="input sets to rotate over when they fit in L2 (default 4)")
     ap.add_argument("--rotate-bytes", type=int, default=16 << 20, help="rotate when one input set is below this")
+    ap.add_argument("--paired", type=int, default=4, help="time each Kitsune mode and Inductor + CUDA graph in turn, "
+                    "this many rounds each, the order flipped every round; the records' kitsune_ms and "
+                    "inductor_graph_ms are the medians, the first timings block_*_ms (default 4; 0: blocks only)")
     ap.add_argument("--debug", action="store_true", help="kitsune.compile(debug=True): watchdog on")
     ap.add_argument("--report", action="store_true", help="keep Kitsune's .report() in the JSON")
     ap.add_argument("--no-recheck", dest="recheck", action="store_false", help="skip the check after timing")

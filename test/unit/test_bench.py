@@ -185,3 +185,21 @@ def test_dry_run_transformers_outside_the_suite(tmp_path, model):
     recs = json.loads(out.read_text())
     assert {r["mode"] for r in recs} == {"dataflow", "bulk-sync"} and all(r["correct"] for r in recs), recs
     assert all(r["rel_err"] < 1e-4 for r in recs)
+
+
+def test_paired_timing_takes_the_sides_in_turn(monkeypatch):
+    """``paired_ms`` times the two sides alternately, the order flipped each round (a b, b a, ...), and returns each
+    side's median: a GPU that slows as it warms (here each timing 1 us longer than the last) charges both alike."""
+    from kitsune.bench import harness
+
+    calls = []
+
+    def fake_bench(f):
+        calls.append(f())
+        return 100.0 + len(calls)
+
+    monkeypatch.setattr(harness, "bench_ms", fake_bench)
+    ta, tb = harness.paired_ms(lambda: "a", lambda: "b", 4)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    # a timed 101, 104, 105, 108; b 102, 103, 106, 107: the same median, where blocks (a first) would give a 2.5 less
+    assert ta == tb == 104.5
