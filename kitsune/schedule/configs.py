@@ -917,17 +917,17 @@ class AttentionConfig(Config):
 
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "AttentionConfig":
-        """64 query rows on 4 warps; blocks of 128 keys for a head dim up to 64 (one stage, two from 2048 keys on:
-        the loop is long enough to pipeline), of 64 keys at 3 stages up to 128, of 32 beyond; never wider than
-        the keys. Measured on the H100 (bench/kernels/NOTES.md section 36, ``attention_shapes.py``): the best or
-        within 6% of it on six prefill shapes, where the Triton tutorial's 128 rows on 8 warps (the default
-        before) ran 17-36% slower (BERT-base's 32.6 against 27.0 us, a 2048-token causal head dim 128 204 against
-        150)."""
+        """64 query rows on 4 warps; blocks of 64 keys up to a head dim of 128 (32 beyond), never wider than the
+        keys; three stages, two where the loop has at most four blocks. Measured on the H200 with the template's
+        unmasked / masked split and base-2 exponentials (bench/kernels/NOTES.md section 43,
+        ``attn_prefill_probe.py``): the best or within 4% of it on four prefill shapes (Llama 1024 causal, GPT-2
+        256 causal, BERT 512, 2048 causal at head dim 128), where the Triton tutorial's 128 rows on 8 warps ran
+        5-24% slower; the H100's earlier pick (section 36), blocks of 128 keys at one stage for a head dim up to
+        64, ran 30-40% slower than this once the split was in."""
         keys = max(16, _pow2_ge(p.K))
-        if p.N <= 64:
-            return cls(BM=64, BN=min(128, keys), warps=4, stages=2 if p.K >= 2048 else 1)
+        stages = 2 if p.K <= 256 else 3
         if p.N <= 128:
-            return cls(BM=64, BN=min(64, keys), warps=4, stages=3)
+            return cls(BM=64, BN=min(64, keys), warps=4, stages=stages)
         return cls(BM=64, BN=min(32, keys), warps=4, stages=2)
 
 

@@ -63,9 +63,9 @@ def test_prefill_attention_template(case):
 
 
 def test_attention_default_config():
-    """The heuristic default (measured on six prefill shapes, bench/kernels/NOTES.md section 36): 64 queries on 4
-    warps; 128-key blocks up to head dim 64 (a second stage from 2048 keys), 64-key blocks at 3 stages up to 128,
-    32 beyond; never wider than the keys."""
+    """The heuristic default (measured on four prefill shapes on the H200, bench/kernels/NOTES.md section 43): 64
+    queries on 4 warps; 64-key blocks up to head dim 128 at 3 stages (2 where the loop has at most four blocks), 32
+    beyond; never wider than the keys."""
     from kitsune.gpu import get_gpu
     from kitsune.schedule.configs import AttentionConfig, Problem
 
@@ -73,11 +73,12 @@ def test_attention_default_config():
         c = AttentionConfig.default(Problem("attention", M=L, N=E, K=S, batch=batch), get_gpu("h100"))
         return c.BM, c.BN, c.warps, c.stages
 
-    assert pick(512, 64, 512) == (64, 128, 4, 1)
-    assert pick(4096, 64, 4096, 32) == (64, 128, 4, 2)
+    assert pick(512, 64, 512) == (64, 64, 4, 3)
+    assert pick(256, 64, 256) == (64, 64, 4, 2)
+    assert pick(4096, 64, 4096, 32) == (64, 64, 4, 3)
     assert pick(2048, 128, 2048, 32) == (64, 64, 4, 3)
     assert pick(512, 256, 512) == (64, 32, 4, 2)
-    assert pick(20, 64, 9) == (64, 16, 4, 1)
+    assert pick(20, 64, 9) == (64, 16, 4, 2)
 
 
 def test_attention_choice_and_tile():
@@ -92,8 +93,8 @@ def test_attention_choice_and_tile():
     KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), mod)
     text = str(mod)
     assert 'template = "attention"' in text and "tile [1, 64, 64]" in text, text[:2000]
-    # the heuristic default for a head dim of 64 (AttentionConfig.default): 64 queries on 4 warps, blocks of 128 keys
-    assert "config = {warps = 4 : i64, stages = 1 : i64, BM = 64 : i64, BN = 128 : i64}" in text
+    # the heuristic default for a head dim of 64 (AttentionConfig.default): 64 queries on 4 warps, blocks of 64 keys
+    assert "config = {warps = 4 : i64, stages = 3 : i64, BM = 64 : i64, BN = 64 : i64}" in text
     q1 = torch.randn(2, 4, 1, 64)
     kv = torch.randn(2, 4, 300, 64)
     mod, _ = import_module(Attn(4, 4), (q1, kv, kv), None, with_weights=False)

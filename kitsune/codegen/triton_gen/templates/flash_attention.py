@@ -56,7 +56,7 @@ class FlashAttention:
         params = ev.program(op).inst.params  # (the op table's: scale 0 is 1 / sqrt(E), G query heads per kv head)
         G, scale = params["G"], params["scale"]
         BN = int(ev.cfg.get("BN", 64))
-        BN = min(BN, max(16, pow2(S)))
+        BN = min(BN, max(16, pow2(S + 1) // 2))  # (no wider than the keys: 70 keys take blocks of 64)
         et = dtype_key(q.type.get_element_type())
         low = et in ("bf16", "f16")
         dt = TL[et] if low else "tl.float32"
@@ -72,74 +72,56 @@ class FlashAttention:
         hkv = lfloordiv(hi, G) if G > 1 else hi
         qv = ev.result_at(q, (bi, hi, ii, b.axis(ea, E - 1)))
         qd = b.fresh("qd")
-        em.emit(f"{qd} = ({self._block(qv, ra, ea)}).to({dt})", 1)
+        em.emit(f"{qd} = {self.block(qv, ra, ea, dt)}", 1)
         m_run, l_run, o_run = b.fresh("m_run"), b.fresh("l_run"), b.fresh("o_run")
         em.emit(f"{m_run} = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
         em.emit(f"{l_run} = tl.zeros([{rows}], tl.float32)", 1)
         em.emit(f"{o_run} = tl.zeros([{rows}, {cols}], tl.float32)", 1)
         qrow = b.lin_tv(ii)  # the tile's query indices, [rows]
         causal = bool(op.attrs().get("causal"))
-        n0 = b.fresh("n0")
-        if causal:  # keys after the tile's last query contribute nothing
+        # the exponentials in base 2: scores scaled by scale * log2(e) in one multiply (an additive mask by
+        # log2(e)), exp2 of the differences -- the same softmax, one multiply an element fewer (bert512 on the
+        # H200: 21.9 -> 19.6 us, bench/kernels/attn_prefill_probe.py)
+        qk_scale = float(scale) * LOG2E
+        st = _Step(self, op, (bi, hi, hkv, ii, fi), (ra, fa, ea), qd, qrow, mask, (m_run, l_run, o_run), qk_scale, BN,
+                   (dot, dt, prec))
+        if causal:
             rows_lin = ii
             if len(ii.terms) == 1 and hasattr(ii.terms[0][0], "unclamped"):  # (clamp_query_rows)
                 rows_lin = ii.terms[0][0].unclamped
             base = Lin(tuple((a, c) for a, c in rows_lin.terms if a.kind != "axis"), rows_lin.const)
-            last = b.fresh("kend")
-            em.emit(f"{last} = tl.minimum({b.render(base, ())} + {rows}, {S})", 1)
-        # causal: the loop ends at the tile's last query, a bound Triton pipelines (the loads of the next key block
-        # issued during this one's products; a loop of every block with a branch inside ran serially: Llama
-        # prefill's causal attention 31.5 us on the H100 for 4.3 GFLOP); Triton's CPU interpreter takes no
-        # tensor bound, and there the blocks past it run masked (keys past a row's query add nothing)
-        stop = f"{S} if _INTERPRETED else {last}" if causal else f"{S}"
-        loop = em.open(f"for {n0} in range(0, {stop}, {BN}):", 1)
-        d2 = 2
-        na = b.new_axis("n", BN)
-        b.clamp[na] = BN
-        # the last block moves back to end at the last key (its keys before n0 are masked): every key index stays
-        # inside [0, S), so the loads need no bounds and the layout ops' divisions fold (decode_attention's rule)
-        nb = b.fresh("nb")
-        if S >= BN:
-            em.emit(f"{nb} = tl.minimum({n0}, {S - BN})" if S % BN else f"{nb} = {n0}", d2)
-            n = ladd(b.sym(nb, 0, S - BN, d2), b.axis(na, BN - 1))
-        else:
-            em.emit(f"{nb} = 0", d2)
-            n = ladd(b.sym(nb, 0, 0, d2), b.axis(na, BN - 1))
-        kv = ev.result_at(k, (bi, hkv, n, b.axis(ea, E - 1)))
-        vv = ev.result_at(v, (bi, hkv, n, fi))
-        kt, vt, s, p = (b.fresh(x) for x in ("kt", "vt", "s", "p"))
-        em.emit(f"{kt} = ({self._block(kv, ea, na)}).to({dt})", d2)
-        em.emit(f"{vt} = ({self._block(vv, na, fa)}).to({dt})", d2)
-        em.emit(f"{s} = {dot}({qd}, {kt}, tl.zeros([{rows}, {BN}], tl.float32){prec}) * {scale!r}", d2)
-        if mask is not None:  # the additive mask at (query rows, keys), broadcast right-aligned
-            ms = tensor_shape(mask.type)
-            full = (bi, hi, ii, n)
-            mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
-            mv = ev.result_at(mask, mix)
-            em.emit(f"{s} = {s} + ({self._block(mv, ra, na)}).to(tl.float32)", d2)
-        keys = b.lin_tv(n)
-        ok = f"({b.place(keys, (na,))} >= {n0})[None, :]" if S >= BN else f"({b.place(keys, (na,))} < {S})[None, :]"
-        if causal:
-            ok += f" & ({b.place(keys, (na,))}[None, :] <= {b.place(qrow, (ra,))}[:, None])"
-        em.emit(f"{s} = tl.where({ok}, {s}, float(\"-inf\"))", d2)
-        # (a row with no key yet keeps m = -inf: its exponents are taken against 0 and come out 0)
-        m_new, alpha = b.fresh("m_new"), b.fresh("alpha")
-        em.emit(f"{m_new} = tl.maximum({m_run}, tl.max({s}, 1))", d2)
-        em.emit(f"{m_new} = tl.where({m_new} == float(\"-inf\"), 0.0, {m_new})", d2)
-        em.emit(f"{alpha} = tl.exp({m_run} - {m_new})", d2)
-        em.emit(f"{p} = tl.exp({s} - {m_new}[:, None])", d2)
-        em.emit(f"{l_run} = {l_run} * {alpha} + tl.sum({p}, 1)", d2)
-        em.emit(f"{o_run} = {dot}({p}.to({dt}), {vt}, {o_run} * {alpha}[:, None]{prec})", d2)
-        em.emit(f"{m_run} = {m_new}", d2)
-        em.close(1, loop)
+            first = b.fresh("q0")
+            em.emit(f"{first} = {b.render(base, ())}", 1)
+            # the key blocks wholly before the tile's first query need no mask; the blocks from there to the tile's
+            # last query cross its diagonal and are masked; keys after it contribute nothing (llama1024c on the
+            # H200: every block masked 28.9 us, split 22.1). Both bounds are tensors, which Triton pipelines and
+            # its CPU interpreter does not take: there every block runs masked
+            band, last = b.fresh("kband"), b.fresh("kend")
+            em.emit(f"{band} = {first} // {BN} * {BN}", 1)
+            em.emit(f"{last} = tl.minimum({first} + {rows}, {S})", 1)
+            st.loop(f"0, 0 if _INTERPRETED else {band}", masked=False)
+            st.loop(f"0 if _INTERPRETED else {band}, {S} if _INTERPRETED else {last}", masked=True)
+        elif S % BN == 0:
+            st.loop(f"0, {S}", masked=False)
+        elif S < BN:  # fewer than 16 keys: one block, its lanes past the last key masked
+            st.loop(f"0, {S}", masked=True)
+        else:  # the whole blocks unmasked, then the last keys as a block that ends at the last key
+            full = S // BN * BN
+            if full:
+                st.loop(f"0, {full}", masked=False)
+            st.loop(f"{full}, {S}", masked=True)
         out = b.fresh("att")
         em.emit(f"{out} = tl.where(({l_run} > 0.0)[:, None], {o_run} / tl.maximum({l_run}, 1e-30)[:, None], 0.0)", 1)
         return TV(out, (ra, fa), 1, "f")
 
-    def _block(self, tv: TV, a0: str, a1: str) -> str:
-        """``tv`` as a full [a0, a1] block (transposed where the axes were made in the other order)."""
+    def block(self, tv: TV, a0: str, a1: str, dt: str) -> str:
+        """``tv`` as a full [a0, a1] block of type ``dt``, transposed where the axes were made in the other order:
+        converted first, so that a tensor-core operand loaded as bf16 and widened is narrowed again before the
+        transpose (the two conversions then fold, and the transpose stays a view of the operand in shared memory;
+        transposed as fp32 it went shared memory -> registers -> shared memory, BERT-512's attention 24.3 us)."""
         f = self.b.frame_of({a0, a1})
-        return self.b.block(tv, f) if f == (a0, a1) else f"tl.trans({self.b.block(tv, f)})"
+        x = f"({self.b.block(tv, f)}).to({dt})"
+        return x if f == (a0, a1) else f"tl.trans({x})"
 
     def _one_axis(self, op, x: Lin, what: str) -> str:
         ax = [a for a in laxes(x)]
@@ -147,6 +129,82 @@ class FlashAttention:
             raise CodegenError(f"{fmt_loc(op)}'{op.name}': the attention template needs the {what} on one tile "
                                f"axis (got {len(ax)})")
         return ax[0]
+
+
+LOG2E = 1.4426950408889634
+
+
+class _Step:
+    """One loop over blocks of keys: the scores of the tile's queries against a block, the online-softmax update of
+    the running maximum, sum and output. ``masked``: the block may hold keys a query may not see -- before the
+    loop's start (the last block moved back to end at the last key), or after the query (causal) -- and those
+    scores are -inf."""
+
+    def __init__(self, fa, op, idx, axes, qd, qrow, mask, run, qk_scale, BN, dot):
+        self.fa, self.op = fa, op
+        self.bi, self.hi, self.hkv, self.ii, self.fi = idx  # batch, query head, key / value head, rows, lanes
+        self.ra, self.fa_ax, self.ea = axes  # the tile's query-row and head-dim axes, the q / k head-dim axis
+        self.qd, self.qrow, self.mask = qd, qrow, mask
+        self.m_run, self.l_run, self.o_run = run
+        self.qk_scale, self.BN = qk_scale, BN
+        self.dot, self.dt, self.prec = dot  # the product's function, operand type, precision argument
+        self.S = tensor_shape(op.operands[1].type)[2]
+        self.E = tensor_shape(op.operands[0].type)[3]
+        self.rows = fa.b.aranges[self.ra]
+        self.na = fa.b.new_axis("n", BN)
+        fa.b.clamp[self.na] = BN
+        self.causal = bool(op.attrs().get("causal"))
+
+    def loop(self, bounds: str, masked: bool) -> None:
+        fa, b, ev = self.fa, self.fa.b, self.fa.ev
+        em, BN, S, na, rows, ra = b.em, self.BN, self.S, self.na, self.rows, self.ra
+        n0 = b.fresh("n0")
+        loop = em.open(f"for {n0} in range({bounds}, {BN}):", 1)
+        d2 = 2
+        # a masked block past S - BN moves back to end at the last key (its keys before n0 are masked): every key
+        # index stays inside [0, S), so the loads need no bounds and the layout ops' divisions fold
+        # (decode_attention's rule); with fewer keys than a block, the lanes past them load nothing
+        nb = n0
+        if masked and S % BN and S > BN:
+            nb = b.fresh("nb")
+            em.emit(f"{nb} = tl.minimum({n0}, {S - BN})", d2)
+        n = ladd(b.sym(nb, 0, max(0, S - BN), d2), b.axis(na, BN - 1))
+        kv = ev.result_at(self.op.operands[1], (self.bi, self.hkv, n, b.axis(self.ea, self.E - 1)))
+        vv = ev.result_at(self.op.operands[2], (self.bi, self.hkv, n, self.fi))
+        kt, vt, qk, s, p = (b.fresh(x) for x in ("kt", "vt", "qk", "s", "p"))
+        em.emit(f"{kt} = {fa.block(kv, self.ea, na, self.dt)}", d2)
+        em.emit(f"{vt} = {fa.block(vv, na, self.fa_ax, self.dt)}", d2)
+        em.emit(f"{qk} = {self.dot}({self.qd}, {kt}, tl.zeros([{rows}, {BN}], tl.float32){self.prec})", d2)
+        m_new, alpha = b.fresh("m_new"), b.fresh("alpha")
+        plain = not masked and self.mask is None and self.qk_scale > 0
+        if plain:  # every score finite: the maximum of the raw products, scaled once, one fused multiply-add each
+            em.emit(f"{m_new} = tl.maximum({self.m_run}, tl.max({qk}, 1) * {self.qk_scale!r})", d2)
+            em.emit(f"{p} = tl.math.exp2({qk} * {self.qk_scale!r} - {m_new}[:, None])", d2)
+        else:
+            em.emit(f"{s} = {qk} * {self.qk_scale!r}", d2)
+            if self.mask is not None:  # the additive mask at (query rows, keys), broadcast right-aligned
+                ms = tensor_shape(self.mask.type)
+                full = (self.bi, self.hi, self.ii, n)
+                mix = tuple(lconst(0) if ms[d] == 1 else full[len(full) - len(ms) + d] for d in range(len(ms)))
+                mv = ev.result_at(self.mask, mix)
+                em.emit(f"{s} = {s} + {fa.block(mv, ra, na, 'tl.float32')} * {LOG2E!r}", d2)
+            if masked:
+                keys = b.place(b.lin_tv(n), (na,))
+                oks = [f"({keys} >= {n0})[None, :]"] if nb != n0 else []  # (a block moved back)
+                oks += [f"({keys} < {S})[None, :]"] if S < BN else []
+                oks += [f"({keys}[None, :] <= {b.place(self.qrow, (ra,))}[:, None])"] if self.causal else []
+                ok = " & ".join(oks)
+                em.emit(f"{s} = tl.where({ok}, {s}, float(\"-inf\"))", d2)
+            em.emit(f"{m_new} = tl.maximum({self.m_run}, tl.max({s}, 1))", d2)
+            # (a row with no key yet keeps m = -inf: its exponents are taken against 0 and come out 0)
+            em.emit(f"{m_new} = tl.where({m_new} == float(\"-inf\"), 0.0, {m_new})", d2)
+            em.emit(f"{p} = tl.math.exp2({s} - {m_new}[:, None])", d2)
+        em.emit(f"{alpha} = tl.math.exp2({self.m_run} - {m_new})", d2)
+        em.emit(f"{self.l_run} = {self.l_run} * {alpha} + tl.sum({p}, 1)", d2)
+        em.emit(f"{self.o_run} = {self.dot}({p}.to({self.dt}), {vt}, {self.o_run} * {alpha}[:, None]{self.prec})",
+                d2)
+        em.emit(f"{self.m_run} = {m_new}", d2)
+        em.close(1, loop)
 
 
 def clamp_query_rows(g, tix):
