@@ -32,6 +32,20 @@ def _ms(v) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
+def _paired_note(records) -> str:
+    """Which rows were timed in turn with Inductor + CUDA graph (``harness.paired_ms``), which as blocks."""
+    records = list(records)
+    paired = [r for r in records if r.get("paired_rounds")]
+    if not paired:
+        return ""
+    if len(paired) == len(records):
+        return (f" Kitsune and Inductor + CUDA graph timed in turn ({paired[0]['paired_rounds']} rounds each, the "
+                f"order flipped every round; medians).")
+    names = sorted({r["workload"] for r in paired})
+    return (f" Timed in turn with Inductor + CUDA graph (rounds, the order flipped every round; medians): "
+            f"{', '.join(names)}; the other rows as blocks, Inductor first.")
+
+
 def markdown(records: list[dict], source: str = "") -> str:
     latest: dict[tuple, dict] = {}
     for r in records:
@@ -46,7 +60,8 @@ def markdown(records: list[dict], source: str = "") -> str:
     lines = [f"`python -m kitsune.bench` on {', '.join(devs)}, {', '.join(dates)}, {'; '.join(vers)}; median ms "
              f"(`triton.testing.do_bench`), all in one process per workload on the same inputs; Kitsune's launch "
              f"plan in a CUDA graph; correct = rel. err < 2e-2 vs eager on fresh inputs (a wrong result gets no "
-             f"time); floor = roofline floor (cost model), % = floor / time." + (f" Source: `{source}`." if source else ""),
+             f"time); floor = roofline floor (cost model), % = floor / time." + _paired_note(latest.values())
+             + (f" Source: `{source}`." if source else ""),
              "",
              "| workload | mode | correct (rel. err) | Kitsune | eager | eager+graph | Inductor | Inductor+graph "
              "| Inductor+graph / Kitsune | floor | Kitsune % of floor | DRAM MB Kitsune / Inductor |",

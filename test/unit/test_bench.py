@@ -203,3 +203,14 @@ def test_paired_timing_takes_the_sides_in_turn(monkeypatch):
     assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
     # a timed 101, 104, 105, 108; b 102, 103, 106, 107: the same median, where blocks (a first) would give a 2.5 less
     assert ta == tb == 104.5
+
+
+def test_table_says_which_rows_were_timed_in_turn():
+    from kitsune.bench.table import markdown
+
+    rec = {"workload": "w", "mode": "bulk-sync", "correct": True, "kitsune_ms": 1.0, "inductor_graph_ms": 1.1,
+           "date": "2026-11-28"}
+    assert "in turn" not in markdown([rec])
+    assert "timed in turn (4 rounds" in markdown([{**rec, "paired_rounds": 4}])
+    mixed = markdown([{**rec, "paired_rounds": 4}, {**rec, "workload": "v"}])
+    assert "medians): w; the other rows as blocks" in mixed
