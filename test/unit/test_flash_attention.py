@@ -100,3 +100,32 @@ def test_attention_choice_and_tile():
     mod, _ = import_module(Attn(4, 4), (q1, kv, kv), None, with_weights=False)
     KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), mod)
     assert 'template = "attention"' not in str(mod)
+
+
+def _key_loops(source: str) -> list[str]:
+    """The attention stage's loops over key blocks, each as its text."""
+    st = source[source.index("(contraction): programs"):].split("@triton.jit")[0]
+    parts = st.split("for n0")[1:]
+    return [p.split("att")[0] if i == len(parts) - 1 else p for i, p in enumerate(parts)]
+
+
+@pytest.mark.parametrize("causal,S,loops", [(True, 128, ["plain", "masked"]), (False, 128, ["plain"]),
+                                             (False, 80, ["plain", "masked"]), (False, 9, ["masked"])])
+def test_attention_key_loops(causal, S, loops):
+    """A causal tile walks the key blocks wholly before its first query without a mask and only the blocks to its
+    last query masked; a non-causal one its whole blocks unmasked, then the last keys (fewer than a block: one
+    masked block). Scores go through base-2 exponentials. Both checked in the source and against eager."""
+    g = torch.Generator().manual_seed(2)
+    q = torch.randn(1, 2, S, 32, generator=g)
+    k = torch.randn(1, 2, S, 32, generator=g)
+    v = torch.randn(1, 2, S, 32, generator=g)
+    m = Attn(2, 2, causal)
+    cm = kitsune.compile(m, (q, k, v), mode="bulk-sync", device="cpu")
+    got = _key_loops(cm.source)
+    assert ["masked" if "tl.where(" in body else "plain" for body in got] == loops, got
+    assert all("tl.math.exp2(" in body and "tl.exp(" not in body for body in got)
+    if causal:
+        assert "<=" in got[1]  # the diagonal's mask: a key after its query is out
+    with torch.no_grad():
+        ref = m(q, k, v)
+    torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
