@@ -160,7 +160,7 @@ def test_gemv_weight_first_form(tmp_path, split, dt, mode):
     cfg = GemvConfig(BN=32, BK=64, SPLIT=split, DOT=True, warps=4, SWAP=True)
     src = run(linear_module([8, 1], 96, 200, dt, "silu"), cfg, mode, tmp_path, dt, 7)
     dots = re.findall(r"(acc\d+) = (?:_dot_lp|tl\.dot)\((.*)\)$", src, re.M)
-    assert len(dots) == 1 and ", (tl.trans(" in dots[0][1], dots
+    assert len(dots) == 1 and ", tl.trans((" in dots[0][1], dots  # (narrowed, then transposed)
     acc = dots[0][0]
     assert re.search(rf"{acc} = tl\.zeros\(\[32, 16\]", src) and f"= tl.trans({acc})" in src
 

@@ -308,12 +308,14 @@ class DotTemplate:
         if need_mask and m not in via_tma:  # (a descriptor's bounds zero-fill past the reduction's end)
             mk = b.mask([kcond if kcond is not None else (rl, "<", E)])
             ca = f"tl.where({b.place(mk, (*bt, m, r)) if mk.frame else mk.code}, {ca}, 0.0)"
+        # narrowed before a transpose: an operand computed in fp32 (llama_decode_b8's normalised rows) then goes
+        # through shared memory at its own width, and one loaded narrow and widened folds back to the load
+        ca = f"({ca}).to({dt})"
+        cb = f"({cb}).to({dt})"
         if swap:  # B [n, r] first, A^T [r, m] second
             ca, cb = cb, f"tl.trans({ca})"
         elif not b_kn:  # (a [r, n] block goes in as it is)
             cb = f"tl.permute({cb}, (0, 2, 1))" if bt else f"tl.trans({cb})"
-        ca = f"({ca}).to({dt})"
-        cb = f"({cb}).to({dt})"
         prec = "" if cast else ', input_precision="ieee"' if not ev.gen.tf32 else ""
         if cast:
             b.em.emit(f"{acc} = _dot_lp({ca}, {cb}, {acc})", inner)
