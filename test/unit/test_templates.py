@@ -690,6 +690,71 @@ class _Factory:
         return d
 
 
+def prefill_attention_module(b, hq, hk, lq, s, e, dt, causal, mask):
+    """sdpa of q [b, hq, lq, e] over keys / values [b, hk, s, e] (grouped-query where hq > hk), causal or with an
+    additive mask [b, 1, lq, s], then a negation (the template's result read by an elementwise op)."""
+    q, kv = mlir_type([b, hq, lq, e], dt), mlir_type([b, hk, s, e], dt)
+    attrs = " {causal = true}" if causal else ""
+    if mask:
+        m = mlir_type([b, 1, lq, s], dt)
+        body = f"    %a = graph.attention %q, %k, %v, %m{attrs} : {q}, {kv}, {kv}, {m} -> {q}\n"
+        args = f"%q: {q}, %k: {kv}, %v: {kv}, %m: {m}"
+    else:
+        body = f"    %a = graph.attention %q, %k, %v{attrs} : {q}, {kv}, {kv} -> {q}\n"
+        args = f"%q: {q}, %k: {kv}, %v: {kv}"
+    body += f"    %y = graph.neg %a : {q} -> {q}\n"
+    return f"func.func @main({args}) -> {q} {{\n{body}    func.return %y : {q}\n}}\n"
+
+
+@settings(**{**SETTINGS, "max_examples": min(16, SETTINGS["max_examples"])})
+@given(b=st.integers(1, 2), hk=st.integers(1, 2), group=st.sampled_from([1, 2]), lq=st.integers(2, 90),
+       s=st.integers(2, 150), e=st.sampled_from([16, 32, 48, 80]), kind=st.sampled_from(["plain", "causal", "mask"]),
+       bm=st.sampled_from([16, 32, 64]), bn=st.sampled_from([16, 32, 64, 128]), dt=st.sampled_from(["f32", "bf16"]),
+       mode=st.sampled_from(["bulk-sync", "dataflow"]), seed=st.integers(0, 1000))
+def test_prefill_attention_template(tmp_path_factory, b, hk, group, lq, s, e, kind, bm, bn, dt, mode, seed):
+    """The prefill attention template (``templates/flash_attention.py``) against the reference interpreter: query and
+    key counts that do not divide the blocks (a last block of keys moved back to end at the last key, fewer keys
+    than a block), head dims of no power of two, grouped-query heads, causal (every block masked under Triton's
+    interpreter, which takes no tensor loop bound) or an additive mask; the config drawn (``AttentionConfig``)."""
+    from kitsune.schedule.configs import AttentionConfig
+
+    hq = hk * group
+    causal = kind == "causal" and lq <= s
+    text = prefill_attention_module(b, hq, hk, lq, s, e, dt, causal, kind == "mask")
+    module = parse_module(text)
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
+            for a in module.body.block.first_op.body.block.args]
+    ref = interpret(module, args)[0]
+    low = parse_module(text)
+    ctx = make_context()
+    with pytest.MonkeyPatch.context() as mp:  # (hypothesis draws many examples per call of the test function)
+        mp.setattr(AttentionConfig, "default", classmethod(lambda cls, p, gpu: cls(BM=bm, BN=bn, warps=4, stages=2)))
+        for p in (FormRegionsPass(), ChooseSchedulesPass(db=False), ConvertDataflowToGpuQueuePass(mode=mode),
+                  AllocateSMsPass()):
+            p.apply(ctx, low)
+            low.verify()
+    tpl = [o for o in low.walk() if o.name == "gpu_queue.stage"
+           and o.attributes.get("template") == StringAttr("attention")]
+    assert len(tpl) == 1, [o.attributes.get("template") for o in low.walk() if o.name == "gpu_queue.stage"]
+    src = generate_triton(low, capacity="all")
+    assert "tl.math.exp2(" in src and "m_run" in src
+    mod = load_generated(src, tmp_path_factory.mktemp("pattn"), f"tpl_pattn_{mode.replace('-', '_')}_{seed}")
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
+    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
+    state = mod.allocate("cpu")
+    for buf in state["buffers"].values():
+        if buf.is_floating_point():
+            buf.fill_(float("nan"))
+    tol = 3e-2 if dt == "bf16" else 1e-4
+    for run_ in range(2):
+        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
+        mod.check(state)
+        assert not np.isnan(out).any(), "an output element was never written"
+        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+        assert err < tol, (run_, err)
+
+
 @pytest.mark.parametrize("b,hk,group,lc,parts", [(2, 3, 1, 7, 2), (1, 2, 4, 11, 4)])
 def test_folded_attention_combine(tmp_path, b, hk, group, lc, parts):
     """Dataflow mode with fold=true folds decode attention's combine into its partials' kernel (last_arrival):

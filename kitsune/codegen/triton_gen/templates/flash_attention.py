@@ -79,6 +79,9 @@ class FlashAttention:
         qv = ev.result_at(q, (bi, hi, ii, b.axis(ea, E - 1)))
         qd = b.fresh("qd")
         em.emit(f"{qd} = {self.block(qv, ra, ea, dt)}", 1)
+        if b.aranges[ea] != E:  # a head dim of no power of two: q's padded lanes (the last one repeated) are zero, so
+            # the scores add nothing for them whatever k's hold; v's padded lanes make output columns never stored
+            em.emit(f"{qd} = tl.where({b.raw(ea, (ra, ea))} < {E}, {qd}, 0.0)", 1)
         m_run, l_run, o_run = b.fresh("m_run"), b.fresh("l_run"), b.fresh("o_run")
         em.emit(f"{m_run} = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
         em.emit(f"{l_run} = tl.zeros([{rows}], tl.float32)", 1)
