@@ -6,7 +6,7 @@ Factories (batch x heads x tokens x head dim, causal or not): ``bert512`` 8 x 12
 ``gpt2_256c`` 8 x 12 x 256 x 64 causal (``gpt2.py``'s), ``short128`` 32 x 12 x 128 x 64, ``long2048c``
 2 x 16 x 2048 x 128 causal (a Llama-sized prefill), ``long4096`` 1 x 32 x 4096 x 64, ``d128_512`` 8 x 16 x 512 x
 128, ``llama1024c`` 1 x 32 x 1024 x 64 causal (``llama_prefill.py``'s, its 8 key / value heads repeated), ``d80_512c`` 4 x 32 x 512
-x 80 causal (a head dim of no power of two: Phi-2's 80).
+x 80 causal (a head dim of no power of two: Phi-2's 80), ``d256_1024c`` 1 x 8 x 1024 x 256 causal (Gemma's head dim).
 """
 
 import torch
@@ -58,6 +58,10 @@ def llama1024c(seed: int = 0):
 
 def d80_512c(seed: int = 0):
     return _make(4, 32, 512, 80, True, seed)
+
+
+def d256_1024c(seed: int = 0):
+    return _make(1, 8, 1024, 256, True, seed)
 
 
 def make_model(seed: int = 0):

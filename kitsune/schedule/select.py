@@ -765,7 +765,7 @@ def attention_choice(task, gpu: GPU, use_db: bool = True, forced: dict | None = 
     B, H, L, E = tensor_shape(att.operands[0].type)
     S, Ev = tensor_shape(att.operands[1].type)[2], tensor_shape(att.operands[2].type)[3]
     shape = tensor_shape(task.outs[0].type)
-    if L <= 1 or E != Ev or not 16 <= E <= 128 or len(shape) < 3 or shape[-2] != L \
+    if L <= 1 or E != Ev or not 16 <= E <= 256 or len(shape) < 3 or shape[-2] != L \
             or shape[-1] % E or min(B, H, L, S) < 1:
         return None
     p = Problem("attention", M=L, N=E, K=S, batch=B * H, elem_bytes=elem_bytes(att.operands[0].type))

@@ -129,3 +129,19 @@ def test_attention_key_loops(causal, S, loops):
     with torch.no_grad():
         ref = m(q, k, v)
     torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("e,causal", [(80, True), (160, False), (256, True)])
+def test_attention_template_wide_and_uneven_heads(e, causal):
+    """Head dims past 128 (Gemma's 256) and of no power of two (Phi-2's 80, 160) take the template too: the head-dim
+    lanes padded to a power of two, q's padded lanes zeroed; against eager."""
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(1, 2, 40, e, generator=g)
+    k = torch.randn(1, 2, 70, e, generator=g)
+    v = torch.randn(1, 2, 70, e, generator=g)
+    m = Attn(2, 2, causal)
+    cm = kitsune.compile(m, (q, k, v), mode="bulk-sync", device="cpu")
+    assert 'template = "attention"' in str(cm._low.module)
+    with torch.no_grad():
+        ref = m(q, k, v)
+    torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
