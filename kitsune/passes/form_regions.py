@@ -432,6 +432,9 @@ class _Former:
             if g.anchor and _regroups_rows(op):
                 return None  # (its leading dims regrouped, ``kitsune-flatten-rows``: the anchor's template tiles
                 # its own result; the consumer reads the rows through the reshape)
+            if self.hides_queries(g, op, v):
+                return None  # (the attention template tiles the queries of its result; the reader reads through it:
+                # nn.MultiheadAttention's [L, B, H, E] -> [L * B, H * E])
             if g.rows and op.OPDEF.name == "reshape" and out and out[-1] != _shape(v)[-1]:
                 return None  # a reshape that cuts a row norm's rows (GroupNorm's [N, G, C / G * H * W] rows back
                 # to [N, C, H, W]): tiled by the result, each tile would recompute its whole row's statistics;
@@ -465,6 +468,18 @@ class _Former:
             if band <= self.p.chain_bytes:
                 return f"GEMM chain (intermediate row band {band} B <= chain_bytes {self.p.chain_bytes})"
         return None
+
+    @staticmethod
+    def hides_queries(g: _Group, op: GOp, v: SSAValue) -> bool:
+        """Layout op ``op`` would merge the queries of ``g``'s prefill attention with another dim of its result
+        (``select.attention_step``): as an epilogue it would leave the task without the attention template."""
+        from kitsune.schedule.select import attention_dims, attention_step
+
+        att = next((o for o in g.ops if isinstance(o, GOp) and o.OPDEF.name == "attention"), None)
+        if att is None or _shape(att.operands[0])[2] <= 1:
+            return False  # (one query: decode's own template, split-reduction's)
+        dims = attention_dims(att, v, g.ops)
+        return dims is not None and attention_step(dims, op, v) is None
 
     @staticmethod
     def merges_columns(g: _Group, op: GOp) -> bool:

@@ -751,9 +751,10 @@ def chain_choice(task, gpu, use_db: bool, forced: dict | None = None) -> "Choice
 
 def attention_choice(task, gpu: GPU, use_db: bool = True, forced: dict | None = None) -> "Choice | None":
     """The attention template (prefill) for a task whose result #0 is one ``graph.attention`` of several queries
-    through layout and elementwise ops, stored with the queries second to last and whole heads last
-    (``[B, H, L, E]`` or the heads merged, ``[B, L, H * E]``): a tile is ``BM`` queries by one head's ``E``
-    columns. (One query is decode: ``kitsune-split-reduction``'s decode_attention.)"""
+    through layout and elementwise ops, stored with a dim of its own for the queries and whole heads last
+    (``[B, H, L, E]``, the heads merged ``[B, L, H * E]``, or ``nn.MultiheadAttention``'s ``[L, B, H, E]``: see
+    ``attention_dims``): a tile is ``BM`` queries by one head's ``E`` columns. (One query is decode:
+    ``kitsune-split-reduction``'s decode_attention.)"""
     atts = [o for o in task.body.blocks.first.ops if isinstance(o, GOp) and o.OPDEF.name == "attention"]
     if len(atts) != 1:
         return None
@@ -765,19 +766,85 @@ def attention_choice(task, gpu: GPU, use_db: bool = True, forced: dict | None = 
     B, H, L, E = tensor_shape(att.operands[0].type)
     S, Ev = tensor_shape(att.operands[1].type)[2], tensor_shape(att.operands[2].type)[3]
     shape = tensor_shape(task.outs[0].type)
-    if L <= 1 or E != Ev or not 16 <= E <= 256 or len(shape) < 3 or shape[-2] != L \
-            or shape[-1] % E or min(B, H, L, S) < 1:
+    if L <= 1 or E != Ev or not 16 <= E <= 256 or len(shape) < 3 or shape[-1] % E or min(B, H, L, S) < 1:
+        return None
+    qdim = result_query_dim(att, task.body.blocks.first.last_op.operands[0])
+    if qdim is None:
         return None
     p = Problem("attention", M=L, N=E, K=S, batch=B * H, elem_bytes=elem_bytes(att.operands[0].type))
     cfg, source = config_for(p, gpu, use_db, forced)
-    return Choice("attention", cfg, attention_tile(shape, L, E, cfg), p, att, f"attention of {L} queries over {S} "
-                  f"keys, head dim {E}: online softmax, tensor cores", source)
+    return Choice("attention", cfg, attention_tile(shape, L, E, cfg, qdim), p, att, f"attention of {L} queries "
+                  f"over {S} keys, head dim {E}: online softmax, tensor cores", source)
 
 
-def attention_tile(shape, L: int, E: int, cfg) -> tuple[int, ...]:
-    """The attention template's tile of a result of ``shape`` (queries second to last, heads last): BM queries
-    by one head's E columns."""
-    return tuple([1] * (len(shape) - 2) + [min(cfg.BM, L), E])  # (fewer than 16 queries: lanes padded to 16)
+def attention_dims(att, v, ops=None) -> list[tuple[int, ...]] | None:
+    """Which dims of the attention's result ``[B, H, L, E]`` (0 .. 3) each dim of ``v`` holds, ``v`` reached from
+    it through a chain of permutes, reshapes and same-shape elementwise ops (each the only reader of the value
+    before it; within ``ops`` where given): a tuple per dim of ``v``, ``()`` for a unit dim, ``(1, 3)`` for the
+    heads merged with the head dim. None where ``v`` is not reached so, or a dim mixes others with the queries."""
+    sizes = tensor_shape(att.results[0].type)
+    dims: list[tuple[int, ...]] = [() if n == 1 else (d,) for d, n in enumerate(sizes)]
+    cur = att.results[0]
+    members = None if ops is None else set(ops)
+    for _ in range(16):
+        if cur is v:
+            return dims
+        users = [u.operation for u in cur.uses if isinstance(u.operation, GOp)
+                 and (members is None or u.operation in members)]
+        if len(users) != 1 or len(users[0].results) != 1:
+            return None
+        dims = attention_step(dims, users[0], cur)
+        if dims is None:
+            return None
+        cur = users[0].results[0]
+    return None
+
+
+def attention_step(dims: list[tuple[int, ...]], op, through) -> list[tuple[int, ...]] | None:
+    """``attention_dims`` of ``op``'s result, ``dims`` those of its operand ``through``; None where ``op`` mixes
+    the queries with another dim (``[L, B, H, E] -> [L * B, H * E]``) or is not a layout / elementwise op."""
+    name = op.OPDEF.name
+    if name == "permute":
+        return [dims[p] for p in op.attrs()["perm"]]
+    if op.OPDEF.category == "elementwise":
+        return dims if tensor_shape(op.results[0].type) == tensor_shape(through.type) else None
+    if name != "reshape":
+        return None
+    ins, out = tensor_shape(through.type), tensor_shape(op.results[0].type)
+    got, i = [], 0
+    for n in out:  # each output dim: the run of input dims whose sizes multiply to it
+        group: tuple[int, ...] = ()
+        prod = 1
+        while i < len(ins) and (prod < n or (ins[i] == 1 and n != 1 and prod == n)):
+            prod *= ins[i]
+            group += dims[i]
+            i += 1
+        if prod != n:
+            return None
+        if len(group) > 1 and group != (1, 3):
+            return None  # (only the heads may merge, with the head dim after them)
+        got.append(group)
+    if any(ins[j] != 1 for j in range(i, len(ins))):
+        return None
+    return got
+
+
+def result_query_dim(att, v) -> int | None:
+    """The dim of ``v`` (the stored result of the attention's task) that holds the queries, where the last one
+    holds the head dim (alone or after the heads), else None."""
+    dims = attention_dims(att, v)
+    if dims is None or not dims or dims[-1] not in ((3,), (1, 3)) or (2,) not in dims:
+        return None
+    return dims.index((2,))
+
+
+def attention_tile(shape, L: int, E: int, cfg, qdim: int = -2) -> tuple[int, ...]:
+    """The attention template's tile of a result of ``shape`` (the queries at ``qdim``, heads last): BM queries by
+    one head's E columns."""
+    tile = [1] * len(shape)
+    tile[qdim] = min(cfg.BM, L)  # (fewer than 16 queries: lanes padded to 16)
+    tile[-1] = E
+    return tuple(tile)
 
 
 def choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | None = None) -> Choice:
@@ -852,4 +919,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "conv_input_tile", "block_tile", "attention_choice", "attention_tile", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "conv_input_tile", "block_tile", "attention_choice", "attention_tile", "attention_dims", "attention_step", "result_query_dim", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]

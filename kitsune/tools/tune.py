@@ -129,7 +129,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
         rec = dict(config=cfg.as_dict())
         try:
             if p.template == "attention":
-                tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg)
+                qdim = [i for i, n in enumerate(choice.tile[:-1]) if n > 1]  # (the choice's tile: its queries' dim)
+                tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg, qdim[0] if qdim else -2)
             elif p.template == "chain":
                 tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
             elif p.template == "conv":

@@ -145,3 +145,45 @@ def test_attention_template_wide_and_uneven_heads(e, causal):
     with torch.no_grad():
         ref = m(q, k, v)
     torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
+
+
+class MHA(nn.Module):
+    def __init__(self, d, heads, batch_first):
+        super().__init__()
+        self.a = nn.MultiheadAttention(d, heads, batch_first=batch_first)
+
+    def forward(self, x):
+        return self.a(x, x, x, need_weights=False)[0]
+
+
+class RowsMerged(nn.Module):
+    """Attention whose heads' merge also merges the batch with the queries: ``[B, H, L, E] -> [B * L, H * E]``."""
+
+    def forward(self, q, k, v):
+        y = F.scaled_dot_product_attention(q, k, v)
+        b, h, n, e = y.shape
+        return y.transpose(1, 2).reshape(b * n, h * e) * 2.0
+
+
+@pytest.mark.parametrize("case", ["mha_batch_first", "mha_seq_first", "rows_merged"])
+def test_attention_template_finds_the_queries_in_the_result(case):
+    """The template tiles the result's dim of the queries wherever the layout ops put it: ``nn.MultiheadAttention``
+    stores ``[L, B, H, E]`` and merges it to ``[L * B, H * E]`` for its output projection (the task then ends before
+    that merge, the projection reads through it), a model may merge the batch with the queries. Before, both ran on
+    the generic evaluator. Against eager."""
+    g = torch.Generator().manual_seed(4)
+    if case == "rows_merged":
+        m = RowsMerged()
+        inputs = tuple(torch.randn(2, 4, 40, 16, generator=g) for _ in range(3))
+        tile = "tile [1, 40, 1, 16]"
+    else:
+        m = MHA(64, 4, case == "mha_batch_first").eval()
+        inputs = (torch.randn(2, 40, 64, generator=g) if case == "mha_batch_first" else
+                  torch.randn(40, 2, 64, generator=g),)
+        tile = "tile [40, 1, 1, 16]"
+    cm = kitsune.compile(m, inputs, mode="bulk-sync", device="cpu")
+    stages = [ln for ln in str(cm._low.module).split("\n") if "gpu_queue.stage" in ln and 'template = "attention"' in ln]
+    assert len(stages) == 1 and tile in stages[0], stages
+    with torch.no_grad():
+        ref = m(*inputs)
+    torch.testing.assert_close(cm(*inputs), ref, rtol=1e-4, atol=1e-4)

@@ -217,7 +217,7 @@ class _Step:
 
 
 def clamp_query_rows(g, tix):
-    """The attention stage's tile index with its query rows (the result's second-to-last dim) clamped to the
+    """The attention stage's tile index with its query rows (the result's dim of the queries) clamped to the
     last query: ``tl.minimum(row, L - 1)``, a value known to lie in ``[0, L)``. A last tile of rows that runs past
     the queries (70 queries in tiles of 64) then repeats the last query instead of reaching into the next
     (batch, head), so the layout ops between the attention and the stored result (the heads' transpose and
@@ -227,7 +227,10 @@ def clamp_query_rows(g, tix):
 
     b = g.b
     D = tuple(g.stage.shape)
-    d = len(D) - 2
+    T = tuple(g.stage.tile)
+    # the queries' dim: the one before the last that the tile spans (``select.attention_tile``; [B, H, L, E] or
+    # [B, L, H * E]: the second to last; nn.MultiheadAttention's [L, B, H, E]: the first)
+    d = next((i for i in range(len(D) - 1) if T[i] > 1), len(D) - 2)
     x = tix.idx[d]
     lo, hi = lrange(x)
     if hi is not None and hi < D[d]:
