@@ -77,6 +77,29 @@ def lower_forced(text, cfg, mode):
     return module
 
 
+def check_generated(src, where, name, args, ref, dt, tol, what=None):
+    """Load generated module ``src`` (under ``where``, module ``name``) for Triton's interpreter, launch it twice on
+    ``args`` (its ARGS in order, as ``dt``; parameters in their storage ORDERS) with its buffers poisoned by NaN (split
+    slices too: each is written before it is read; the second launch reuses the split workspace and counters), and
+    compare its first output with ``ref`` (relative error under ``tol``; ``what`` goes into the failure)."""
+    mod = load_generated(src, where, name)
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
+    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
+    for n, order in getattr(mod, "ORDERS", {}).items():  # parameters stored in another order (as Program uploads)
+        if n in tensors:
+            tensors[n] = mod.stored(tensors[n], order)
+    state = mod.allocate("cpu")
+    for b in state["buffers"].values():
+        if b.is_floating_point():
+            b.fill_(float("nan"))
+    for run_ in range(2):
+        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
+        mod.check(state)
+        assert not np.isnan(out).any(), "an output element was never written"
+        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+        assert err < tol, (run_, err) + (() if what is None else (what,))
+
+
 def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
     """Generate ``text`` lowered with ``cfg`` (``lower(text, cfg, mode)``, default ``lower_forced``), run it twice
     under Triton's interpreter on seeded inputs and compare with the reference interpreter; returns the source."""
@@ -89,23 +112,8 @@ def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
     ref = interpret(module, args)[0]
     low = (lower or lower_forced)(text, cfg, mode)
     src = generate_triton(low, capacity="all")
-    mod = load_generated(src, tmp_path, f"tpl_{name or cfg.template}_{mode.replace('-', '_')}_{seed}")
-    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
-    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
-    for n, order in getattr(mod, "ORDERS", {}).items():  # parameters stored in another order (as Program uploads)
-        if n in tensors:
-            tensors[n] = mod.stored(tensors[n], order)
-    state = mod.allocate("cpu")
-    for name, b in state["buffers"].items():
-        if b.is_floating_point():  # poison (split slices too: each is written before it is read)
-            b.fill_(float("nan"))
-    tol = 2e-2 if dt == "bf16" else 1e-4
-    for run_ in range(2):  # the second launch reuses the split workspace and counters (epochs)
-        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
-        mod.check(state)
-        assert not np.isnan(out).any(), "an output element was never written"
-        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
-        assert err < tol, (run_, err, cfg)
+    check_generated(src, tmp_path, f"tpl_{name or cfg.template}_{mode.replace('-', '_')}_{seed}", args, ref, dt,
+                    2e-2 if dt == "bf16" else 1e-4, cfg)
     return src
 
 
@@ -640,23 +648,8 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
     assert not any("concat" in o.name for s in stages if s not in tpl for o in s.walk()), "the concat was copied"
     src = generate_triton(low, capacity="all")
     assert "m_new = tl.maximum(m_run" in src
-    mod = load_generated(src, tmp_path_factory.mktemp("dattn"), f"tpl_dattn_{mode.replace('-', '_')}_{seed}")
-    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
-    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
-    for n, order in getattr(mod, "ORDERS", {}).items():  # parameters stored in another order (as Program uploads)
-        if n in tensors:
-            tensors[n] = mod.stored(tensors[n], order)
-    state = mod.allocate("cpu")
-    for buf in state["buffers"].values():
-        if buf.is_floating_point():
-            buf.fill_(float("nan"))
-    tol = 3e-2 if dt == "bf16" else 1e-4
-    for run_ in range(2):
-        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
-        mod.check(state)
-        assert not np.isnan(out).any(), "an output element was never written"
-        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
-        assert err < tol, (run_, err)
+    check_generated(src, tmp_path_factory.mktemp("dattn"), f"tpl_dattn_{mode.replace('-', '_')}_{seed}", args, ref,
+                    dt, 3e-2 if dt == "bf16" else 1e-4)
 
 
 @pytest.mark.parametrize("dt,mode", [("bf16", "bulk-sync"), ("f32", "dataflow")])
@@ -739,20 +732,8 @@ def test_prefill_attention_template(tmp_path_factory, b, hk, group, lq, s, e, ki
     assert len(tpl) == 1, [o.attributes.get("template") for o in low.walk() if o.name == "gpu_queue.stage"]
     src = generate_triton(low, capacity="all")
     assert "tl.math.exp2(" in src and "m_run" in src
-    mod = load_generated(src, tmp_path_factory.mktemp("pattn"), f"tpl_pattn_{mode.replace('-', '_')}_{seed}")
-    tdt = {"f32": torch.float32, "bf16": torch.bfloat16}[dt]
-    tensors = {n: torch.from_numpy(v).to(tdt) for n, v in zip(mod.ARGS, args)}
-    state = mod.allocate("cpu")
-    for buf in state["buffers"].values():
-        if buf.is_floating_point():
-            buf.fill_(float("nan"))
-    tol = 3e-2 if dt == "bf16" else 1e-4
-    for run_ in range(2):
-        out = mod.launch(state, tensors, watchdog=1000)[0].float().numpy()
-        mod.check(state)
-        assert not np.isnan(out).any(), "an output element was never written"
-        err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
-        assert err < tol, (run_, err)
+    check_generated(src, tmp_path_factory.mktemp("pattn"), f"tpl_pattn_{mode.replace('-', '_')}_{seed}", args, ref,
+                    dt, 3e-2 if dt == "bf16" else 1e-4)
 
 
 @pytest.mark.parametrize("b,hk,group,lc,parts", [(2, 3, 1, 7, 2), (1, 2, 4, 11, 4)])
