@@ -838,6 +838,12 @@ def result_query_dim(att, v) -> int | None:
     return dims.index((2,))
 
 
+def tile_query_dim(tile) -> int:
+    """The dim of an attention tile (``attention_tile``) that holds its queries: the one before the last that it
+    spans ([B, H, L, E] or [B, L, H * E]: the second to last; nn.MultiheadAttention's [L, B, H, E]: the first)."""
+    return next((i for i in range(len(tile) - 1) if tile[i] > 1), len(tile) - 2)
+
+
 def attention_tile(shape, L: int, E: int, cfg, qdim: int = -2) -> tuple[int, ...]:
     """The attention template's tile of a result of ``shape`` (the queries at ``qdim``, heads last): BM queries by
     one head's E columns."""
@@ -919,4 +925,4 @@ def _choose(task, gpu: GPU | str = "h100", use_db: bool = True, forced: dict | N
     return Choice(p.template, cfg, tile, p, anchor, f"roles {summary}", source)
 
 
-__all__ = ["Choice", "choose", "with_input_layout", "conv_input_tile", "block_tile", "attention_choice", "attention_tile", "attention_dims", "attention_step", "result_query_dim", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]
+__all__ = ["Choice", "choose", "with_input_layout", "conv_input_tile", "block_tile", "attention_choice", "attention_tile", "attention_dims", "attention_step", "result_query_dim", "tile_query_dim", "anchor_of", "scatter_form", "scatter_choice", "conv_choice", "depthwise_choice", "depthwise_tile", "conv_tile", "pixel_tile", "fill_tile", "generic_warps", "transposed_tile", "transposed_read_dim", "generic_work", "problem_of", "gemm_tile", "chain_tile", "sliced_contraction", "result_slices", "unit_reshape", "sole_contraction"]

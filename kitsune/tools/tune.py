@@ -96,7 +96,8 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
     from kitsune.schedule.configs import CONFIGS
     from kitsune.dialects.regions import tensor_shape
     from kitsune.schedule.roles import roles_of
-    from kitsune.schedule.select import attention_tile, chain_tile, conv_tile, depthwise_tile, gemm_tile
+    from kitsune.schedule.select import (attention_tile, chain_tile, conv_tile, depthwise_tile, gemm_tile,
+                                         tile_query_dim)
 
     p = choice.problem
     g = get_gpu(gpu)
@@ -129,8 +130,7 @@ def tune_task(task, choice, gpu: str, device, max_candidates: int = 12, log=None
         rec = dict(config=cfg.as_dict())
         try:
             if p.template == "attention":
-                qdim = [i for i, n in enumerate(choice.tile[:-1]) if n > 1]  # (the choice's tile: its queries' dim)
-                tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg, qdim[0] if qdim else -2)
+                tile = attention_tile(tensor_shape(task.outs[0].type), p.M, p.N, cfg, tile_query_dim(choice.tile))
             elif p.template == "chain":
                 tile = chain_tile(tensor_shape(task.outs[0].type), cfg)
             elif p.template == "conv":

@@ -87,14 +87,13 @@ class FlashAttention:
         em.emit(f"{l_run} = tl.zeros([{rows}], tl.float32)", 1)
         em.emit(f"{o_run} = tl.zeros([{rows}, {cols}], tl.float32)", 1)
         qrow = b.lin_tv(ii)  # the tile's query indices, [rows]
-        causal = bool(op.attrs().get("causal"))
         # the exponentials in base 2: scores scaled by scale * log2(e) in one multiply (an additive mask by
         # log2(e)), exp2 of the differences -- the same softmax, one multiply an element fewer (bert512 on the
         # H200: 21.9 -> 19.6 us, bench/kernels/attn_prefill_probe.py)
         qk_scale = float(scale) * LOG2E
         st = _Step(self, op, (bi, hi, hkv, ii, fi), (ra, fa, ea), qd, qrow, mask, (m_run, l_run, o_run), qk_scale, BN,
                    (dot, dt, prec))
-        if causal:
+        if st.causal:
             rows_lin = ii
             if len(ii.terms) == 1 and hasattr(ii.terms[0][0], "unclamped"):  # (clamp_query_rows)
                 rows_lin = ii.terms[0][0].unclamped
@@ -116,8 +115,7 @@ class FlashAttention:
             st.loop(f"0, {S}", masked=True)
         else:  # the whole blocks unmasked, then the last keys as a block that ends at the last key
             full = S // BN * BN
-            if full:
-                st.loop(f"0, {full}", masked=False)
+            st.loop(f"0, {full}", masked=False)
             st.loop(f"{full}, {S}", masked=True)
         out = b.fresh("att")
         em.emit(f"{out} = tl.where(({l_run} > 0.0)[:, None], {o_run} / tl.maximum({l_run}, 1e-30)[:, None], 0.0)", 1)
@@ -224,13 +222,11 @@ def clamp_query_rows(g, tix):
     merge) fold to plain indices, and the padded rows store the last row's value again."""
     from kitsune.codegen.triton_gen.index_algebra import Atom, latom, lrange
     from kitsune.codegen.triton_gen.tiling import TileIndex
+    from kitsune.schedule.select import tile_query_dim
 
     b = g.b
     D = tuple(g.stage.shape)
-    T = tuple(g.stage.tile)
-    # the queries' dim: the one before the last that the tile spans (``select.attention_tile``; [B, H, L, E] or
-    # [B, L, H * E]: the second to last; nn.MultiheadAttention's [L, B, H, E]: the first)
-    d = next((i for i in range(len(D) - 1) if T[i] > 1), len(D) - 2)
+    d = tile_query_dim(g.stage.tile)
     x = tix.idx[d]
     lo, hi = lrange(x)
     if hi is not None and hi < D[d]:
