@@ -42,6 +42,12 @@ evaluator's block budget (``kitsune.codegen.triton_gen.reductions.BLOCK_LIMIT``)
 LayerNorm took its GEMM producer's 128-row band: a [128, 768] tile (1024 fp32 per thread per value) on 2
 programs, which kitsune-split-reduction then replicated into 16 partials; their combine alone was 10 MB of PTX,
 still in ptxas after 15 minutes (bench/kernels/NOTES.md, "Compile time (issue 11)")."""
+WIDENED_TILE_LIMIT = 2 * ROW_BAND_LIMIT
+"""Elements (padded) up to which a generic task that takes a neighbour's fewer rows widens its columns to match
+(``_align_row_bands``): 128 per thread of its 4 warps. A language-model head's log_softmax normalisation took
+[2, 8192] tiles (254 registers, no spills: sm_90 AOT) from 128 x 128 projection tiles, but [2, 16 384] from 128 x 256
+ones: 9.7 KB of spills a thread, 2.2 ms a program against 0.27 (H200, bench/kernels/NOTES.md section 44)."""
+
 ROW_BAND_STEPS = 64
 """With ``ROW_BAND_LIMIT``: a generic task of long reductions takes a neighbour's row bands only where its tile's
 element-steps (padded elements x reduction steps per element) stay within ``ROW_BAND_LIMIT x ROW_BAND_STEPS`` or
@@ -236,6 +242,8 @@ class ChooseSchedulesPass(ModulePass):
                 # to; a language-model head's log_softmax normalisation over 50 257 columns took the statistics
                 # task's 2 rows at its own 128 columns: 201 216 programs of 256 elements)
                 new[-1] = min(old[-1] << (fewer.bit_length() - 1), 1 << (shape[-1] - 1).bit_length())
+                while new[-1] > old[-1] and _padded_elems(new) > WIDENED_TILE_LIMIT:
+                    new[-1] //= 2  # (not past the registers of a generic program: ``WIDENED_TILE_LIMIT``)
             if gpu is not None and math.prod(grid_of(shape, new)) < min(math.prod(grid_of(shape, old)),
                                                                         2 * gpu.sm_count):
                 return False  # without queues, a grid that fills the GPU is worth more than equal row bands

@@ -112,7 +112,8 @@ class GemmConfig(Config):
     where a persistent program's tiles run one after another). ``GLUON`` (Hopper, 16-bit operands read from
     memory): the kernel in Gluon, operands by TMA through a ring of ``stages`` shared-memory slots, async wgmma
     (``templates/gemm_tma.py``); 1 one partition, 2 warp-specialised (a loader warp fills the ring across
-    tiles); elsewhere the Triton form of the same tile."""
+    tiles), 3 ping-pong (the loader, and two one-warpgroup consumers taking tiles in turn, one's epilogue under the
+    other's K loop: ``warps`` 4); elsewhere the Triton form of the same tile."""
 
     template: ClassVar[str] = "gemm"
     LATER_FIELDS: ClassVar[tuple[str, ...]] = ("BB", "PER_ITEM", "GLUON", "SKEW")
@@ -132,15 +133,20 @@ class GemmConfig(Config):
         # (Triton's ring: ``stages`` buffers of the K step's operand chunks, a weight chunk a slice)
         smem = (self.BM + self.BN * max(1, p.slices)) * self.BK * p.elem_bytes * self.stages * self.BB
         if self.GLUON:
-            # (``warps``: the kernel's launch; the loader partition's warp takes a warpgroup's slot beside them
-            # and setmaxnreg shares the registers out)
-            threads = 32 * (self.warps + (4 if self.GLUON == 2 else 0))
+            # (``warps``: the kernel's launch; the loader partition's warp takes a warpgroup's slot beside them, the
+            # ping-pong form's second consumer another, and setmaxnreg shares the registers out)
+            threads = 32 * (self.warps + {2: 4, 3: 8}.get(self.GLUON, 0))
             cbuf = self.gluon_result_buffer(p.elem_bytes)  # the result's way out (a TMA store), where it fits
             return Resources(self.warps, min(255, 65536 // threads), smem + cbuf + 1024)
         # fp32 accumulator registers per thread (one accumulator a slice the result reads: ``Problem.slices``)
         acc = self.BB * self.BM * self.BN * max(1, p.slices) // (32 * self.warps)
         norm = acc if p.row else 0  # a norm in the epilogue holds the centred row beside the accumulator
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
+
+    def heuristic(self) -> bool:
+        """The cost model does not tell the Gluon forms apart: ``gluon_default`` picks among them, ping-pong
+        (``GLUON`` 3) included, once the model has ranked the tiles."""
+        return self.GLUON != 3
 
     def gluon_widths(self) -> tuple[int, int]:
         """(BN0, BN1): the Gluon forms' tile columns as a power-of-two part and, where ``BN`` is none (96 = 64 +
@@ -161,6 +167,7 @@ class GemmConfig(Config):
         drained when its tile's K loop ends), and from registers otherwise (``templates/gemm_tma.py``)."""
         BN0, BN1 = self.gluon_widths()
         cbuf = self.BM * (min(BN0, 128) + BN1) * out_bytes  # (a second part has a buffer of its own)
+        cbuf *= 2 if self.GLUON == 3 else 1  # (each ping-pong consumer its own)
         return cbuf if self.gluon_ring_bytes() + taken + cbuf + 1024 <= get_gpu("h100").smem_per_cta_bytes else 0
 
     def tile(self, p: Problem) -> tuple[int, int]:
@@ -343,6 +350,11 @@ class GemmConfig(Config):
                 if p.split_ok and p.K >= 4 * 64 and p.M >= BM and p.N >= BN:
                     out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=2, warps=w, stages=st, GLUON=form,
                                           SKEW=skew))
+        # ping-pong: two one-warpgroup consumers taking a program's tiles in turn (``templates/gemm_tma.py``); each has
+        # a result buffer of its own beside the ring (128 x 128 at 5 stages: 224 KB)
+        for BM, BN, st in ((128, 128, 4), (128, 128, 5), (128, 64, 6)):
+            if p.M >= BM and p.N >= BN:
+                out.append(GemmConfig(BM=BM, BN=BN, BK=64, GROUP_M=8, SPLIT=1, warps=4, stages=st, GLUON=3))
         return out
 
 

@@ -118,18 +118,55 @@ def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
 
 
 @settings(**SETTINGS)
-@given(m=st.integers(17, 70), n=st.integers(16, 80), k=st.integers(16, 200),
+@given(m=st.integers(17, 70), n=st.integers(16, 80), k=st.integers(16, 200), lead=st.integers(1, 3),
        bm=st.sampled_from([16, 32]), bn=st.sampled_from([16, 32]), split=st.sampled_from([1, 2, 3]),
-       group=st.sampled_from([1, 2]), dt=st.sampled_from(["f32", "bf16"]),
+       group=st.sampled_from([1, 2, 3]), dt=st.sampled_from(["f32", "bf16"]),
        act=st.sampled_from(["", "gelu", "relu"]), mode=st.sampled_from(["bulk-sync", "dataflow"]),
        seed=st.integers(0, 1000))
-def test_gemm_template(tmp_path_factory, m, n, k, bm, bn, split, group, dt, act, mode, seed):
+def test_gemm_template(tmp_path_factory, m, n, k, lead, bm, bn, split, group, dt, act, mode, seed):
+    """(``lead`` > 1: rows [lead, m], whose row blocks the grouped order walks across the leading dim)"""
     split = split if k >= 2 * split * 16 else 1
     cfg = GemmConfig(BM=bm, BN=bn, BK=16, GROUP_M=group, SPLIT=split, warps=4, stages=2)
-    src = run(linear_module([m], n, k, dt, act), cfg, mode, tmp_path_factory.mktemp("gemm"), dt, seed)
+    rows = [lead, m] if lead > 1 else [m]
+    src = run(linear_module(rows, n, k, dt, act), cfg, mode, tmp_path_factory.mktemp("gemm"), dt, seed)
     assert "tl.dot(" in src
     if split > 1:
         assert f"arrived % {split} == {split - 1}" in src and "ks * " in src
+
+
+def tile_order(src: str, ntiles: int) -> list[tuple[int, ...]]:
+    """The block coordinates the first stage's tile number ``t`` names, for every ``t``: its order lines (``tg``
+    .. the last ``c`` line before the tile's first other statement) evaluated in Python."""
+    lines = src.splitlines()
+    i = next(j for j, ln in enumerate(lines) if ln.strip().startswith("tg = "))
+    body = []
+    for ln in lines[i:]:
+        s = ln.strip()
+        if not re.match(r"(tg|first|gsz|rb|c\d+) = ", s):
+            break
+        body.append(s.replace("tl.minimum", "min"))
+    names = [b.split(" = ")[0] for b in body if re.match(r"c\d+ = ", b)]
+    out = []
+    for t in range(ntiles):
+        env = {"t": t}
+        for b in body:
+            exec(b, {"min": min}, env)
+        out.append(tuple(env[n] for n in names))
+    return out
+
+
+def test_grouped_order_spans_leading_row_dims(tmp_path):
+    """A linear over [B, L, K] rows (a language model's head: one row block a batch entry): the grouped order walks
+    the row blocks of every batch entry as one run of rows, ``GROUP_M`` at a time down each column block, so that
+    the tiles that run together share W's block across batch entries (row-major over the batch entries, W was read
+    once a batch entry). Every tile once; meaning kept (the reference interpreter)."""
+    cfg = GemmConfig(BM=32, BN=32, BK=16, GROUP_M=8, SPLIT=1, warps=4, stages=2)
+    src = run(linear_module([4, 80], 150, 48, "f32", "relu"), cfg, "bulk-sync", tmp_path, "f32", 3)
+    order = tile_order(src, 4 * 3 * 5)  # [4, 80, 150] in [1, 32, 32] tiles: 4 x 3 row blocks, 5 column blocks
+    assert sorted(order) == [(b, m, n) for b in range(4) for m in range(3) for n in range(5)]
+    assert order[:8] == [(0, 0, 0), (0, 1, 0), (0, 2, 0), (1, 0, 0), (1, 1, 0), (1, 2, 0), (2, 0, 0), (2, 1, 0)]
+    assert order[8] == (0, 0, 1)  # the group's next column block
+    assert order[40:44] == [(2, 2, 0), (3, 0, 0), (3, 1, 0), (3, 2, 0)]  # the last group: 4 row blocks
 
 
 @settings(**SETTINGS)

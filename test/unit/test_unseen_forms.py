@@ -553,6 +553,41 @@ def test_long_softmax_normalisation_reads_the_logits_where_they_are():
     assert any(o.name == "graph.softmax_stats" for o in formed.walk())
 
 
+@pytest.mark.parametrize("BN,norm_tile", [(128, "[1, 2, 8192]"), (256, "[1, 2, 8192]")])
+def test_lm_head_at_full_size(tmp_path, monkeypatch, BN, norm_tile):
+    """GPT-2's head at batch 8 x 128 tokens (``bench/models/lm_head.py``, meta, bf16), its projection given BN-column
+    tiles through the user's database: the projection's [8, 128, 50 257] logits are walked in groups of 8 row
+    blocks across the batch entries (one row block each: row-major read the 77 MB weight once a batch entry, 175
+    against ~120 us on the H200); the normalisation takes the statistics' 2 rows and widens its columns only up to
+    ``WIDENED_TILE_LIMIT`` elements ([2, 16 384] from 128 x 256 tiles spilled 9.7 KB a thread)."""
+    import torch
+    from graphgen import bench_model
+
+    from kitsune.codegen.triton_gen import generate_triton
+    from kitsune.frontend.torch_export import import_module
+    from kitsune.passes.pipeline import KitsunePipelinePass
+    from kitsune.schedule import db
+    from kitsune.schedule.configs import GemmConfig
+    from kitsune.tools.tune import scheduled_tasks
+
+    monkeypatch.setenv("KITSUNE_CACHE_DIR", str(tmp_path))
+    model, inputs = bench_model("lm_head.py", torch.bfloat16)
+    model = model.to("meta")
+    gm, _ = import_module(model, tuple(x.to("meta") for x in inputs), None, with_weights=False)
+    (proj, ) = [c for _, c in scheduled_tasks(gm, "h100") if c.template == "gemm"]
+    db.store(proj.problem, "h100", GemmConfig(BM=128, BN=BN, BK=64, GROUP_M=8, warps=8, stages=4, GLUON=2), 0.0, None)
+    low = gm.clone()
+    KitsunePipelinePass(mode="bulk-sync", gpu="h100").apply(make_context(), low)
+    src = generate_triton(low, capacity="ir")
+    stages = [ln for ln in src.splitlines() if "# stage" in ln]
+    assert any(f"tile [1, 128, {BN}] of [8, 128, 50257]" in ln for ln in stages if "contraction" in ln), stages
+    norm = [ln for ln in stages if "(elementwise)" in ln]
+    assert len(norm) == 1 and f"tile {norm_tile} of [8, 128, 50257]" in norm[0], stages
+    k = src[src.index('# stage "linear_1"'):]  # (the Gluon form's or, under Triton's interpreter, the Triton one's)
+    order = k[:k.index("gsz = ") + 400]
+    assert "gsz = tl.minimum(8 - first, 8)" in order and re.search(r"c1 = first \+ tg % gsz", order), order
+
+
 @pytest.mark.parametrize("mode", ["bulk-sync", "dataflow"])
 def test_unet_decoder_step_end_to_end(mode):
     """A UNet decoder step: nearest upsampling by 2, GroupNorm + SiLU, a skip concatenation along the channels and

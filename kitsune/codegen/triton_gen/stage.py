@@ -56,13 +56,16 @@ def anchor_statement(stage: Stage):
     return (id(op), r.stmt) if r is not None else None
 
 
-def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = "", parts_major: bool = False):
+def work_item_loop(em, st: Stage, parts: int | None = None, ks_note: str = "", parts_major: bool = False,
+                   consumers: int = 1):
     """Open program ``pid``'s loop over the work items of stage ``st`` in ``em`` (``StageGen.open_work_items``;
     a warp-specialised Gluon kernel's loader partition walks the same items). With ``parts``, work item ``w`` is
     part ``w % parts`` of tile ``w // parts``, or (``parts_major``) part ``w // tiles`` of tile ``w % tiles``.
-    Returns what ``em.close(0, ...)`` takes."""
+    ``consumers`` > 1: the loop of one of that many partitions taking the program's items in turn, the one
+    named by the constexpr ``CONSUMER`` (a ping-pong Gluon gemm). Returns what ``em.close(0, ...)`` takes."""
     items, nprog = st.work_items, st.programs
-    saved = em.open(f"for it in range(0, {-(-items // nprog)}):", 0)
+    first, step = ("CONSUMER", f", {consumers}") if consumers > 1 else ("0", "")
+    saved = em.open(f"for it in range({first}, {-(-items // nprog)}{step}):", 0)
     if parts is not None:
         # work item w = (tile t, part ks of its reduction)
         em.emit(f"w = pid - {st.lo} + it * {nprog}", 1)
@@ -113,13 +116,13 @@ class StageGen:
         return ident(f"{self.kernel.name}_{self.stage.name}")
 
     # ---- hooks
-    def open_work_items(self, parts: int | None, ks_note: str = "", parts_major: bool = False):
+    def open_work_items(self, parts: int | None, ks_note: str = "", parts_major: bool = False, consumers: int = 1):
         """Open this program's loop over its work items (``for it``, depth 0) and, at depth 1, the tile: ``t``,
         and with ``parts`` the work item ``w = (tile t, part ks)`` of a split into ``parts`` (``ks_note``: a
         comment on ``ks``). A grid that does not divide the work items guards the tile with an ``if``, which
         then is depth 1. Returns what ``b.em.close(0, ...)`` takes once the tile's code is emitted."""
         self.await_producers()
-        return work_item_loop(self.b.em, self.stage, parts, ks_note, parts_major)
+        return work_item_loop(self.b.em, self.stage, parts, ks_note, parts_major, consumers)
 
     def close_work_items(self, saved) -> None:
         """Close the loop ``open_work_items`` opened; a temporal producer's program then counts itself done."""

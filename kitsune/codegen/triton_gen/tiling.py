@@ -63,16 +63,24 @@ class TileIndexer:
         gstr = strides(G)
         axes: dict[int, str] = {}
         idx: list[Lin] = []
+        rows = self.row_dims(D) if self.template == "gemm" and len(G) >= 2 else [len(G) - 2]
+        gm = math.prod(G[d] for d in rows)
         grouped = (self.template == "gemm" and len(G) >= 2 and not self.stage.pops and not self.stage.pushes
-                   and self.cfg.get("GROUP_M", 1) > 1 and G[-2] > 1 and G[-1] > 1)
+                   and self.cfg.get("GROUP_M", 1) > 1 and gm > 1 and G[-1] > 1)
         gm_code = {}
         if grouped:
-            gm, gn, GM = G[-2], G[-1], self.cfg["GROUP_M"]
+            gn, GM = G[-1], self.cfg["GROUP_M"]
             r = "t" if ntiles == gm * gn else f"t % {gm * gn}"
             self.b.em.emit(f"tg = ({r}) % {GM * gn}", 1)
             self.b.em.emit(f"first = (({r}) // {GM * gn}) * {GM}", 1)
             self.b.em.emit(f"gsz = tl.minimum({gm} - first, {GM})", 1)
-            gm_code = {len(G) - 2: "first + tg % gsz", len(G) - 1: "tg // gsz"}
+            many = [d for d in rows if G[d] > 1]
+            gm_code = {many[0]: "first + tg % gsz", len(G) - 1: "tg // gsz"}
+            if len(many) > 1:  # the row blocks of several dims, one after another (row-major)
+                self.b.em.emit("rb = first + tg % gsz", 1)
+                rstr = strides([G[d] for d in rows])
+                gm_code.update({d: f"(rb // {rs}) % {G[d]}" if rs > 1 else f"rb % {G[d]}"
+                                for d, rs in zip(rows, rstr) if G[d] > 1})
         local: list[Lin] = []
         merged = self.merged_run(T, D)
         if merged:
@@ -120,6 +128,25 @@ class TileIndexer:
             idx.append(ladd(cl, loc))
             local.append(loc)
         return TileIndex(tuple(idx), axes, tuple(local))
+
+    def row_dims(self, D) -> list[int]:
+        """The dims whose tiles a gemm's grouped order walks as row blocks: the second-to-last, and the leading
+        dims before it where every one of them is a row of the anchor's operand times a 2-D weight
+        (``chain.weight_layer``: a linear over ``[B, L, K]`` rows), so that the ``GROUP_M`` row blocks walked
+        together share each W block across the leading dims too. A language model's head (``[8, 128, 50 257]``
+        logits, tiles ``[1, 128, 128]``: one row block a batch entry) walked its tiles row-major and read its 77 MB
+        weight from DRAM once a batch entry."""
+        from kitsune.dialects.regions import tensor_shape
+        from kitsune.schedule.chain import weight_layer
+        from kitsune.schedule.select import anchor_of
+
+        nd = len(D)
+        if nd > 2:
+            op, _ = anchor_of(self.stage.op)
+            lay = weight_layer(op) if op is not None else None
+            if lay is not None and tuple(tensor_shape(op.results[0].type)) == tuple(D):
+                return list(range(nd - 1))
+        return [nd - 2]
 
     def merged_run(self, T, D) -> list[int]:
         """The tile dims that become one lane axis, from the first with a tile above one on, every later one

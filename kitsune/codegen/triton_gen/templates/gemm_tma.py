@@ -11,6 +11,11 @@ GPT-3 MLP shapes where the Triton kernel stays 5-13% behind (bench/kernels/NOTES
 * ``GLUON = 2`` (warp-specialised): a one-warp loader partition fills the ring for every tile of the program,
   ahead across tile boundaries, waiting only for free slots (``_empty``); the default partition's warps run the
   wgmma, release each slot once the wgmma that read it has retired, and run the epilogue.
+* ``GLUON = 3`` (ping-pong): the loader as in 2, and two consumer partitions of one warpgroup each (the default
+  one and a worker) that take the program's tiles in turn. Their K loops run one after the other, handed over
+  through two ``_turn`` barriers, so one's epilogue runs under the other's K loop: for a short K, where a tile's
+  epilogue is a large share of its time and the single consumer of form 2 leaves the tensor cores idle through it.
+  Each consumer stores through a result buffer of its own.
 
 What a tile computes after the product (bias, activation, a residual, the casts: whatever the stage's ops do)
 comes from the comprehension evaluator, seeded with the accumulator as the value of the anchor contraction's
@@ -57,6 +62,9 @@ if TYPE_CHECKING:
 
 PARAMS_MARK = "__KITSUNE_PARAMS__"  # the kernel's parameters (known once every stage is generated)
 LOADER_REGS = 24  # registers of the loader partition's warp (setmaxnreg)
+CONSUMER_REGS = 232  # registers of the ping-pong form's second consumer (setmaxnreg; its 128 x 128 accumulator
+# takes 128 of them)
+SECOND = "_1"  # suffix of the ping-pong form's second consumer's result buffers
 BK_TMA = 64  # 128 bytes of a 16-bit type: one swizzle span
 
 
@@ -99,8 +107,11 @@ class GemmTmaGen:
         from kitsune.schedule.select import anchor_of
 
         st, ev = self.st, self.ev
-        if self.form not in (1, 2):
-            self.fail(f"GLUON={self.form} (1: pipelined, 2: warp-specialised)")
+        if self.form not in (1, 2, 3):
+            self.fail(f"GLUON={self.form} (1: pipelined, 2: warp-specialised, 3: ping-pong)")
+        if self.form == 3 and (self.BN1 or self.BN > 128 or self.split > 1 or self.warps != 4):
+            self.fail(f"ping-pong over {self.BM} x {self.BN} tiles, {self.split} part(s) of K, {self.warps} warps "
+                      "(one warpgroup a consumer, a power-of-two tile of at most 128 columns, K unsplit)")
         if st.pushes or st.pops or not st.stores or any(w for _, _, w in st.stores):
             self.fail("queue traffic or a whole-tensor result")
         if st.split > 1 and not st.workspace:
@@ -205,12 +216,16 @@ class GemmTmaGen:
         out.append(f"_abuf = gl.allocate_shared_memory({dt}, [{S}, {BM}, {BK}], _a_l)")
         out += [f"_wbuf{x} = gl.allocate_shared_memory({dt}, [{S}, {wb[0]}, {wb[1]}], _w{x}_l)" for x, wb in wblocks]
         out.append(f"_ready = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
-        if self.form == 2:
+        if self.form >= 2:
             out.append(f"_empty = gl.allocate_shared_memory(gl.int64, [{S}, 1], mbarrier.MBarrierLayout())")
         out.append(f"for _i in gl.static_range({S}):")
         out.append("    mbarrier.init(_ready.index(_i), count=1)")
-        if self.form == 2:
+        if self.form >= 2:
             out.append("    mbarrier.init(_empty.index(_i), count=1)")
+        if self.form == 3:  # consumer c may run its K loop once the other has issued its own (``mainloop``)
+            out.append("_turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())")
+            out.append("for _i in gl.static_range(2):")
+            out.append("    mbarrier.init(_turn.index(_i), count=1)")
         return out
 
     def issue(self, lay, g: str, k: str, cm: str, cn: str, pred: str | None, depth: int, wait_empty: bool) -> None:
@@ -262,6 +277,9 @@ class GemmTmaGen:
                 f"_c{n}_l: gl.constexpr = gl.NVMMASharedLayout.get_default_for([{self.BM}, {half}], {odt})",
                 f"_cbuf{n} = " + (f"gl.allocate_shared_memory({odt}, [{self.BM}, {half}], _c{n}_l)" if place == "own"
                                   else f"_abuf._reinterpret({odt}, [{self.BM}, {half}], _c{n}_l)  # {place}")]
+            if self.form == 3:  # (the second consumer's: ``generate`` passes it in the first's place)
+                self.cprelude.append(f"_cbuf{n}{SECOND} = gl.allocate_shared_memory({odt}, [{self.BM}, {half}], "
+                                     f"_c{n}_l)")
             view, lay, desc, pend = f"_cbuf{n}", f"_c{n}_l", f"_dc{n}", 0
         else:  # a later part: a buffer of its own, or the A ring's slots after the first part's
             view, lay, desc = f"_cbuf{n}p{off}", f"_c{n}p{off}_l", f"_dc{n}p{off}"
@@ -309,7 +327,8 @@ class GemmTmaGen:
             self.cown += need
             return "own"
         a_ring = self.S * self.BM * self.BK * 2
-        if n == 0 and self.st.work_items <= self.st.programs and a_ring >= self.BM * min(self.BN0, 128) * out_bytes:
+        if n == 0 and self.form != 3 and self.st.work_items <= self.st.programs \
+                and a_ring >= self.BM * min(self.BN0, 128) * out_bytes:
             return "the ring's first A slots: one tile a program, its K loop done before the store"
         return None
 
@@ -413,6 +432,8 @@ class GemmTmaGen:
                 self.issue(lay, f"{g0} + {i}", f"{self.kofs}{i * self.BK}", cm, cn, f"{i} < {KT}", 1, False)
         for j, (acc, n) in enumerate(zip(accs, (self.BN0, self.BN1))):
             em.emit(f"{acc} = gl.zeros([{self.BM}, {n}], gl.float32, layout=_mma{j or ''})", 1)
+        if self.form == 3:  # this consumer's turn: the other has issued its K loop (consumer 0 goes first)
+            em.emit("mbarrier.wait(_turn.index(CONSUMER), ((it // 2) & 1) ^ (1 - CONSUMER))", 1)
         saved = em.open(f"for kt in range(0, {KT}):", 1)
         gv, s = b.fresh("g"), b.fresh("s")
         em.emit(f"{gv} = {g0} + kt", 2)
@@ -433,8 +454,10 @@ class GemmTmaGen:
             em.emit("gl.thread_barrier()", 2)
             em.emit(f"mbarrier.arrive(_empty.index(({gv} + {S - 1}) % {S}), pred=kt > 0)", 2)
         em.close(1, saved)
+        if self.form == 3:  # the other consumer's K loop may start: its epilogue runs under it
+            em.emit("mbarrier.arrive(_turn.index(1 - CONSUMER))", 1)
         em.emit(f"{deps} = warpgroup_mma_wait(num_outstanding=0, deps=({deps}, ))", 1)
-        if self.form == 2:
+        if self.form >= 2:
             em.emit("gl.thread_barrier()", 1)
             last = KT - 1 if isinstance(KT, int) else f"{KT} - 1"
             em.emit(f"mbarrier.arrive(_empty.index(({g0} + {last}) % {S}))", 1)
@@ -482,7 +505,8 @@ class GemmTmaGen:
         self.pack = self.packing(lay, covered)
         T, D = tuple(st.tile), tuple(st.shape)
         b.em.floor = 0
-        body = g.open_work_items(self.split if self.split > 1 else None, "part of K", parts_major=True)
+        body = g.open_work_items(self.split if self.split > 1 else None, "part of K", parts_major=True,
+                                 consumers=2 if self.form == 3 else 1)
         if self.kn:
             b.em.emit(self.kn, 1)
         tix = g.tile_index(T, D)
@@ -538,6 +562,16 @@ class GemmTmaGen:
         ring = "_da, _dw, _abuf, _wbuf, _ready, _empty" + (", _dw1, _wbuf1" if self.BN1 else "")
         outs = "".join(f", {c}, {d}" for c, d, _ in self.cbufs)
         mma_fn, load_fn = f"{self.fn}_mma", f"{self.fn}_load"
+        if self.form == 3:  # two consumers of one function, the second with its own result buffers
+            outs1 = "".join(f", {c}{SECOND}, {d}" for c, d, _ in self.cbufs)
+            args = f"pid, {PARAMS_MARK}, ctr, err, epoch, {ring}, _turn"
+            call = [f"    gl.warp_specialize([({mma_fn}, ({args}{outs}, WATCHDOG, 0)),",
+                    f"                        ({mma_fn}, ({args}{outs1}, WATCHDOG, 1)),",
+                    f"                        ({load_fn}, (pid, {ring}))], [4, 1], [{CONSUMER_REGS}, {LOADER_REGS}])"]
+            extra = [(mma_fn, f"{PARAMS_MARK}, ctr, err, epoch, {ring}, _turn{outs}, WATCHDOG: tl.constexpr, "
+                              "CONSUMER: tl.constexpr", mma + lines),
+                     (load_fn, ring, self.loader(lay, KT))]
+            return head + pre + call, extra, names
         call = [f"    gl.warp_specialize([({mma_fn}, (pid, {PARAMS_MARK}, ctr, err, epoch, {ring}{outs}, WATCHDOG)),",
                 f"                        ({load_fn}, (pid, {ring}))], [1], [{LOADER_REGS}])"]
         extra = [(mma_fn, f"{PARAMS_MARK}, ctr, err, epoch, {ring}{outs}, WATCHDOG: tl.constexpr", mma + lines),
