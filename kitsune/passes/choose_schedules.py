@@ -42,11 +42,11 @@ evaluator's block budget (``kitsune.codegen.triton_gen.reductions.BLOCK_LIMIT``)
 LayerNorm took its GEMM producer's 128-row band: a [128, 768] tile (1024 fp32 per thread per value) on 2
 programs, which kitsune-split-reduction then replicated into 16 partials; their combine alone was 10 MB of PTX,
 still in ptxas after 15 minutes (bench/kernels/NOTES.md, "Compile time (issue 11)")."""
-WIDENED_TILE_LIMIT = 2 * ROW_BAND_LIMIT
+WIDENED_TILE_LIMIT = ROW_BAND_LIMIT
 """Elements (padded) up to which a generic task that takes a neighbour's fewer rows widens its columns to match
-(``_align_row_bands``): 128 per thread of its 4 warps. A language-model head's log_softmax normalisation took
-[2, 8192] tiles (254 registers, no spills: sm_90 AOT) from 128 x 128 projection tiles, but [2, 16 384] from 128 x 256
-ones: 9.7 KB of spills a thread, 2.2 ms a program against 0.27 (H200, bench/kernels/NOTES.md section 44)."""
+(``_align_row_bands``): 64 per thread of its 4 warps, the evaluator's block budget. A language-model head's
+log_softmax normalisation took [2, 16 384] tiles from 128 x 256 projection tiles: 9.7 KB of spills a thread, 2.2 ms a
+program against 0.27 (H200, bench/kernels/NOTES.md section 44); [2, 8192] from 128 x 128 ones, 254 registers."""
 
 ROW_BAND_STEPS = 64
 """With ``ROW_BAND_LIMIT``: a generic task of long reductions takes a neighbour's row bands only where its tile's

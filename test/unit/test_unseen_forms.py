@@ -553,7 +553,7 @@ def test_long_softmax_normalisation_reads_the_logits_where_they_are():
     assert any(o.name == "graph.softmax_stats" for o in formed.walk())
 
 
-@pytest.mark.parametrize("BN,norm_tile", [(128, "[1, 2, 8192]"), (256, "[1, 2, 8192]")])
+@pytest.mark.parametrize("BN,norm_tile", [(128, "[1, 2, 4096]"), (256, "[1, 2, 4096]")])
 def test_lm_head_at_full_size(tmp_path, monkeypatch, BN, norm_tile):
     """GPT-2's head at batch 8 x 128 tokens (``bench/models/lm_head.py``, meta, bf16), its projection given BN-column
     tiles through the user's database: the projection's [8, 128, 50 257] logits are walked in groups of 8 row

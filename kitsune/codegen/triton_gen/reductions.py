@@ -91,6 +91,7 @@ class Reductions:
         P, S = self.chunk(E, bframe, anchor)
         if E <= P or S >= NARROW_TILE_PER_THREAD * self.ev.threads:
             return None  # (one chunk, or a tile that reduces each chunk as it comes: the loop's narrow form)
+        P = max(1, P // 2)  # two block accumulators (the maximum, the sum) in the budget of one: ``ONLINE_CHUNK``
         mx, total = self.online_softmax.emit(opp, s, opp.prog.stmts[j], binding, rvars, ext, bframe, depth, E, P,
                                              anchor)
         return mx, j, total
