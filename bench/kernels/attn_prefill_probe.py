@@ -34,6 +34,7 @@ SHAPES = {  # batch, heads, tokens, head dim, causal (attention_shapes.py's)
     "llama1024c": (1, 32, 1024, 64, True), "gpt2_256c": (8, 12, 256, 64, True), "bert512": (8, 12, 512, 64, False),
     "long2048c": (2, 16, 2048, 128, True), "d128_512": (8, 16, 512, 128, False), "short128": (32, 12, 128, 64, False),
     "d80_512c": (4, 32, 512, 80, True),  # (the hand-written forms take head dims of a power of two only)
+    "d256_1024c": (1, 8, 1024, 256, True),
 }
 
 

@@ -5,6 +5,8 @@ the blocks, fewer keys than a block, fewer queries than a dot's 16 rows)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -144,6 +146,32 @@ def test_attention_template_wide_and_uneven_heads(e, causal):
     assert 'template = "attention"' in str(cm._low.module)
     with torch.no_grad():
         ref = m(q, k, v)
+    torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
+
+
+class Computed(nn.Module):
+    """q and k computed before the attention, in its task: q's padded head-dim lanes become ones (0 * 0.5 + 1), k's
+    infinities (1 / 0)."""
+
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q * 0.5 + 1.0, torch.reciprocal(k), v, is_causal=True)
+
+
+def test_attention_template_uneven_heads_of_computed_operands():
+    """Head dim 80 padded to 128 lanes: q and k read from memory load zeros in the padded lanes (masked loads,
+    contiguous: clamped lanes made Triton load k an element at a time); a k computed from such loads (1 / 0 = inf
+    there) is zeroed in them, so that the scores stay finite; against eager."""
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, n, 80, generator=g) for n in (40, 70, 70))
+    k = k.sign() * (k.abs() + 0.5)  # (no reciprocal of a value near zero)
+    cm = kitsune.compile(Computed(), (q, k, v), mode="bulk-sync", device="cpu")
+    src = cm.source
+    stages = [ln for ln in src.splitlines() if "# stage" in ln]
+    assert len(stages) == 1 and '"attention_0"' in stages[0], stages  # (q and k computed in the attention's task)
+    assert re.search(r"kt\d+ = tl\.where\(e\d+_raw\[:, None\] < 80, kt\d+, 0\.0\)", src)
+    assert "tl.minimum(e" not in src and re.search(r"mask=\(e\d+_raw < 80\)", src)  # masked lanes, not clamped
+    with torch.no_grad():
+        ref = Computed()(q, k, v)
     torch.testing.assert_close(cm(q, k, v), ref, rtol=1e-4, atol=1e-4)
 
 

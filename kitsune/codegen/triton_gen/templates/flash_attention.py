@@ -75,13 +75,15 @@ class FlashAttention:
                                f"head dim in the tile, each at least 16 lanes (got {rows} x {cols})")
         ea = b.new_axis("e", max(16, pow2(E)))
         b.clamp[ea] = E
+        if b.aranges[ea] != E:  # a head dim of no power of two: q's and k's padded lanes load nothing (masked: lanes
+            # clamped to the last one made Triton load k an element at a time, head dim 80 on the H200 70 us against
+            # SDPA's 32, bench/kernels/NOTES.md section 44); k's are zero (``_Step.loop``), so the scores add nothing
+            # for them; v's make output columns that are never stored
+            b.unclamped.add(ea)
         hkv = lfloordiv(hi, G) if G > 1 else hi
         qv = ev.result_at(q, (bi, hi, ii, b.axis(ea, E - 1)))
         qd = b.fresh("qd")
         em.emit(f"{qd} = {self.block(qv, ra, ea, dt)}", 1)
-        if b.aranges[ea] != E:  # a head dim of no power of two: q's padded lanes (the last one repeated) are zero, so
-            # the scores add nothing for them whatever k's hold; v's padded lanes make output columns never stored
-            em.emit(f"{qd} = tl.where({b.raw(ea, (ra, ea))} < {E}, {qd}, 0.0)", 1)
         m_run, l_run, o_run = b.fresh("m_run"), b.fresh("l_run"), b.fresh("o_run")
         em.emit(f"{m_run} = tl.full([{rows}], float(\"-inf\"), tl.float32)", 1)
         em.emit(f"{l_run} = tl.zeros([{rows}], tl.float32)", 1)
@@ -180,6 +182,10 @@ class _Step:
         vv = ev.result_at(self.op.operands[2], (self.bi, self.hkv, n, self.fi))
         kt, vt, qk, s, p = (b.fresh(x) for x in ("kt", "vt", "qk", "s", "p"))
         em.emit(f"{kt} = {fa.block(kv, self.ea, na, self.dt)}", d2)
+        if b.aranges[self.ea] != self.E and not ev.is_direct(self.op.operands[1]):
+            # a k computed from what its masked loads gave (1 / 0, a rotary embedding's terms) is zeroed there: q's
+            # padded lanes need not be (a q computed, x * 0.5 + 1, has ones there)
+            em.emit(f"{kt} = tl.where({b.raw(self.ea, (self.ea, na))} < {self.E}, {kt}, 0.0)", d2)
         em.emit(f"{vt} = {fa.block(vv, na, self.fa_ax, self.dt)}", d2)
         em.emit(f"{qk} = {self.dot}({self.qd}, {kt}, tl.zeros([{rows}, {BN}], tl.float32){self.prec})", d2)
         m_new, alpha = b.fresh("m_new"), b.fresh("alpha")
