@@ -929,8 +929,8 @@ class AttentionConfig(Config):
 
     @classmethod
     def default(cls, p: Problem, gpu: GPU) -> "AttentionConfig":
-        """64 query rows on 4 warps; blocks of 64 keys up to a head dim of 128 (32 beyond), never wider than the
-        keys; three stages, two where the loop has at most four blocks. Measured on the H200 with the template's
+        """64 query rows on 4 warps (8 past a head dim of 128); blocks of 64 keys, never wider than the keys; three
+        stages, two where the loop has at most four blocks. Measured on the H200 with the template's
         unmasked / masked split and base-2 exponentials (bench/kernels/NOTES.md section 43,
         ``attn_prefill_probe.py``): the best or within 4% of it on four prefill shapes (Llama 1024 causal, GPT-2
         256 causal, BERT 512, 2048 causal at head dim 128), where the Triton tutorial's 128 rows on 8 warps ran
@@ -940,7 +940,9 @@ class AttentionConfig(Config):
         stages = 2 if p.K <= 256 else 3
         if p.N <= 128:
             return cls(BM=64, BN=min(64, keys), warps=4, stages=stages)
-        return cls(BM=64, BN=min(32, keys), warps=4, stages=2)
+        # a head dim past 128 (Gemma's 256): the [64, 256] output on 8 warps, 64-key blocks (tuned in its program on
+        # the H200, section 44: 1 x 8 x 1024 x 256 causal 48.2 us against 70.4 for 32-key blocks on 4 warps)
+        return cls(BM=64, BN=min(64, keys), warps=8, stages=stages)
 
 
 CONFIGS: dict[str, type[Config]] = {c.template: c for c in (GemmConfig, GemvConfig, GenericConfig, ScatterConfig,

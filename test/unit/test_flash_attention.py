@@ -66,8 +66,8 @@ def test_prefill_attention_template(case):
 
 def test_attention_default_config():
     """The heuristic default (measured on four prefill shapes on the H200, bench/kernels/NOTES.md section 43): 64
-    queries on 4 warps; 64-key blocks up to head dim 128 at 3 stages (2 where the loop has at most four blocks), 32
-    beyond; never wider than the keys."""
+    queries on 4 warps (8 past head dim 128: Gemma's 256, section 44); 64-key blocks at 3 stages (2 where the loop
+    has at most four blocks); never wider than the keys."""
     from kitsune.gpu import get_gpu
     from kitsune.schedule.configs import AttentionConfig, Problem
 
@@ -79,7 +79,9 @@ def test_attention_default_config():
     assert pick(256, 64, 256) == (64, 64, 4, 2)
     assert pick(4096, 64, 4096, 32) == (64, 64, 4, 3)
     assert pick(2048, 128, 2048, 32) == (64, 64, 4, 3)
-    assert pick(512, 256, 512) == (64, 32, 4, 2)
+    assert pick(512, 256, 512) == (64, 64, 8, 3)
+    assert pick(1024, 256, 1024, 8) == (64, 64, 8, 3)
+    assert pick(256, 160, 256) == (64, 64, 8, 2)
     assert pick(20, 64, 9) == (64, 16, 4, 2)
 
 
