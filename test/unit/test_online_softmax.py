@@ -12,7 +12,7 @@ from graphgen import bench_model_triton
 from torch import nn
 
 import kitsune
-from kitsune.codegen.triton_gen.templates.online_softmax import sum_of_exponentials
+from kitsune.codegen.triton_gen.templates.online_softmax import FOLD, sum_of_exponentials
 from kitsune.semantics.comprehension import parse
 
 
@@ -35,8 +35,9 @@ class Probs(nn.Module):
 
 
 def test_long_row_statistics_in_one_pass_match_eager():
-    """Rows of 17 000 (past ``LONG_ROW``: split statistics, a loop of chunks): one loop a statistics stage, one
-    exponential an element in it; a row half -inf, one with a NaN, one with a large value."""
+    """Rows of 17 000 (past ``LONG_ROW``: split statistics, a loop of chunks): one loop a statistics stage, its step
+    ``FOLD`` sub-chunks folded into block accumulators -- an exponential an element, one to rescale the lanes' sums,
+    one in the lanes' combination after the loop; a row half -inf, one with a NaN, one with a large value."""
     x = torch.randn(4, 17000) * 30
     x[0, :9000] = float("-inf")
     x[1, 5] = float("nan")
@@ -44,7 +45,8 @@ def test_long_row_statistics_in_one_pass_match_eager():
     cm = kitsune.compile(Probs(), (x,), mode="bulk-sync", device="cpu", cache=False)
     src = cm.source
     stats = [f for f in src.split("@triton.jit") if "softmax_stats" in f and "(reduction)" in f]
-    assert len(stats) == 2 and all(f.count("for k") == 1 and f.count("tl.exp(") == 2 for f in stats), stats
+    assert len(stats) == 2 and all(f.count("for k") == 1 and f.count("tl.exp(") == FOLD + 2 for f in stats), stats
+    assert all(f.count("tl.load(") == FOLD for f in stats), stats  # (the sub-chunks' loads, issued together)
     for got, want in zip(cm(x), Probs()(x)):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6, equal_nan=True)
 

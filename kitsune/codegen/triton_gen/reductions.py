@@ -18,7 +18,7 @@ from kitsune.codegen.triton_gen.emitter import TV
 from kitsune.codegen.triton_gen.index_algebra import laxes, ldepth
 from kitsune.codegen.triton_gen.syntax import NEUTRAL, combine_text, lit, pow2, pow2_floor, reduce_text
 from kitsune.codegen.triton_gen.templates.dot import DotTemplate
-from kitsune.codegen.triton_gen.templates.online_softmax import OnlineSoftmax, sum_of_exponentials
+from kitsune.codegen.triton_gen.templates.online_softmax import FOLD, MIN_LANES, OnlineSoftmax, sum_of_exponentials
 from kitsune.codegen.triton_gen.templates.row_reduction import RowReduction
 from kitsune.codegen.triton_gen.templates.window_reduction import WindowReduction
 
@@ -89,11 +89,9 @@ class Reductions:
                 or self.row.axis_for(E, bframe) is not None or self.window.applies(opp, s, rvars, E):
             return None
         P, S = self.chunk(E, bframe, anchor)
-        if E <= P or S >= NARROW_TILE_PER_THREAD * self.ev.threads:
+        if E <= P or S >= NARROW_TILE_PER_THREAD * self.ev.threads or P < FOLD * MIN_LANES:
             return None  # (one chunk, or a tile that reduces each chunk as it comes: the loop's narrow form)
-        P = max(1, P // 2)  # two block accumulators (the maximum, the sum) in the budget of one: ``ONLINE_CHUNK``
-        mx, total = self.online_softmax.emit(opp, s, opp.prog.stmts[j], binding, rvars, ext, bframe, depth, E, P,
-                                             anchor)
+        mx, total = self.online_softmax.emit(opp, s, binding, rvars, ext, bframe, depth, E, P)
         return mx, j, total
 
     def chunk(self, E: int, bframe, anchor: bool) -> tuple[int, int]:

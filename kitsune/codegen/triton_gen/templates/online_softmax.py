@@ -4,27 +4,33 @@ A comprehension ``M[i] max= X; E[i, r] = exp(X - M[i]); S[i] += E[i, r]`` (softm
 long row's softmax, ``graph.softmax_stats``) reduces the same row twice: the maximum first, then the sum, whose
 body needs the finished maximum. Where the row is longer than a block (a loop of chunks), that is two passes over
 memory: a language model's head read its 50 257 logits a row twice, the second time mostly past the L2
-(bench/kernels/NOTES.md section 42). Here both run in one loop of the generic reduction's chunks with a running
-maximum per lane and a sum rescaled whenever it grows, one exponential an element (``exp(-|x - m|)``: the term
-itself, or the factor that rescales the sum); after the loop the lanes' maxima and sums combine. Lanes that saw
-only masked elements keep ``-inf`` and a zero sum (never ``exp(-inf - -inf)``); a NaN anywhere makes both results
-NaN, as the two-pass form does.
+(bench/kernels/NOTES.md section 42). Here both run in one loop over the row: each step loads ``FOLD`` sub-chunks
+and folds them into block accumulators a quarter of the step wide -- the lanes' new maximum, their sums rescaled to
+it once a step, one exponential an element (section 44) --; after the loop the lanes' maxima and sums combine. Lanes
+that saw only masked elements keep ``-inf`` and a zero sum (never ``exp(-inf - -inf)``); a NaN anywhere makes both
+results NaN, as the two-pass form does.
 
 Chosen from the statements' shape, never an op name: the sum's body, its ``=`` intermediates inlined, is
 ``exp(x - M[lhs])`` with ``x`` the maximum's own body and the same left side and reduction variables; each of
-``M`` and ``S`` has that one statement. Only the block-accumulator form of the loop (``Reductions.chunked``'s
-``wide``: more than one chunk, a tile small against the CTA), not a split stage.
+``M`` and ``S`` has that one statement. Only where the generic loop would keep block accumulators
+(``Reductions.chunked``'s ``wide``: more than one chunk, a tile small against the CTA), not a split stage.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kitsune.codegen.triton_gen.index_algebra import ladd, lconst
 from kitsune.codegen.triton_gen.syntax import reduce_text
 from kitsune.semantics.comprehension import Access, BinOp, Call, Neg, Stmt
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
+
+FOLD = 4
+"""Sub-chunks a step of the loop loads and folds into its block accumulators (``OnlineSoftmax.emit``)."""
+MIN_LANES = 16
+"""The accumulators are at least this many lanes wide (a chunk of fewer than ``FOLD * MIN_LANES``: two passes)."""
 
 
 def _inline(expr, defs: dict[str, Stmt]):
@@ -70,39 +76,69 @@ class OnlineSoftmax:
         self.ev = ev
         self.b = ev.b
 
-    def emit(self, opp, s, t, binding, rvars, ext, bframe, depth: int, E: int, P: int, anchor: bool):
-        """The maximum of statement ``s`` and the sum of statement ``t`` (``sum_of_exponentials``) in one loop of
-        chunks of P along a new axis: (maximum, sum), each over the tile's frame ``bframe``."""
-        b, ev = self.b, self.ev
+    def emit(self, opp, s, binding, rvars, ext, bframe, depth: int, E: int, P: int):
+        """The maximum of statement ``s`` and the sum of exponentials over it (``sum_of_exponentials``) in one loop
+        whose step loads ``FOLD`` sub-chunks of ``W = P / FOLD`` lanes (their loads issued together, ``P`` elements
+        in flight) and folds them into block accumulators of W lanes: the lanes' new maximum over the sub-chunks,
+        the sum rescaled to it once a step, then one exponential an element; after the loop the lanes combine.
+        Returns (maximum, sum), each over the tile's frame ``bframe``. Against a running maximum and sum for each of
+        P lanes (one exponential an element, ``exp(-|x - m|)``: the term, or the factor rescaling the sum; the form
+        before): a quarter of the accumulator registers for as many bytes in flight, and fewer operations an element (a language model's head's statistics over 50 257 columns, bench/kernels/NOTES.md
+        section 44). A lane that has seen only -inf keeps maximum -inf and sum 0 (its exponents are taken against
+        0); a NaN reaches both (the maximum propagates it, exp(NaN) the sum)."""
+        b, em = self.b, self.b.em
+        W = P // FOLD
         m_acc, s_acc = b.fresh("acc"), b.fresh("acc")
-        r = b.new_axis("r", P)
+        r = b.new_axis("r", W)
         f2 = bframe + (r, )
         wshape = "[" + ", ".join(str(b.aranges[a]) for a in f2) + "]"
-        b.em.emit(f"{m_acc} = tl.full({wshape}, float(\"-inf\"), tl.float32)", depth)
-        b.em.emit(f"{s_acc} = tl.full({wshape}, 0.0, tl.float32)", depth)
-        loop, saved, inner, rl = ev.split_k.loop(E, P, r, depth, anchor)
+        em.emit(f"{m_acc} = tl.full({wshape}, float(\"-inf\"), tl.float32)", depth)
+        em.emit(f"{s_acc} = tl.full({wshape}, 0.0, tl.float32)", depth)
+        k = b.fresh("k")
+        b.steps[k] = P  # the counter runs over multiples of P
+        saved = em.open(f"for {k} in range(0, {E}, {P}):", depth)
+        inner = depth + 1
+        masked = -(-E // P) * P != E
+        base = b.sym(k, 0, -(-E // P) * P - P, inner)
+        xs = []
+        for j in range(FOLD):
+            rl = ladd(base, lconst(j * W), b.axis(r, W - 1))
+            xv = b.fresh("v")
+            em.emit(f"{xv} = {self.chunk(opp, s, binding, rvars, ext, bframe, r, rl, masked, E)}", inner)
+            xs.append(xv)
+        cm, m_new, m_base = b.fresh("v"), b.fresh("m_new"), b.fresh("v")
+        fold = xs[0]
+        for xv in xs[1:]:
+            fold = f"tl.maximum({fold}, {xv}, propagate_nan=tl.PropagateNan.ALL)"
+        em.emit(f"{cm} = {fold}", inner)
+        em.emit(f"{m_new} = tl.maximum({m_acc}, {cm}, propagate_nan=tl.PropagateNan.ALL)", inner)
+        em.emit(f"{m_base} = tl.where({m_new} == float(\"-inf\"), 0.0, {m_new})", inner)
+        terms = " + ".join(f"tl.exp({xv} - {m_base})" for xv in xs)
+        em.emit(f"{s_acc} = {s_acc} * tl.exp({m_acc} - {m_base}) + {terms}", inner)
+        em.emit(f"{m_acc} = {m_new}", inner)
+        em.close(depth, saved)
+        return self.combine(m_acc, s_acc, bframe, depth)
+
+    def chunk(self, opp, s, binding, rvars, ext, bframe, r: str, rl, masked: bool, E: int) -> str:
+        """The maximum's body at the reduction index ``rl`` (lanes of axis ``r``), -inf past the reduction's end
+        where ``masked``, as a [bframe, r] block."""
+        b, ev = self.b, self.ev
         b2 = dict(binding)
         b2.update(ev.decompose(rl, rvars, ext))
         body = ev.expr(opp, s.rhs, b2, float("-inf"))
-        m = b.mask_mixed([(rl, "<", E)] if ev.split_k.masked(E, P, anchor) else [])
+        m = b.mask_mixed([(rl, "<", E)] if masked else [])
         if m is not None:
             body = b.where(m, body, float("-inf"))
+        f2 = bframe + (r, )
         x = b.place(body, f2)
         if r not in body.frame:
             shp = ", ".join(str(b.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
             x = f"tl.broadcast_to({x}, [{shp}])"
-        # one exponential an element: e = exp(-|x - m|) is exp(x - m) where x does not raise the lane's maximum m,
-        # else the factor exp(m - x) that rescales its sum to x (then adding exp(0) = 1); a masked x (-inf) adds
-        # nothing, also to a lane that has seen nothing yet (-inf - -inf would be NaN); a NaN reaches both
-        xv, d, e = b.fresh("v"), b.fresh("v"), b.fresh("v")
-        b.em.emit(f"{xv} = {x}", inner)
-        b.em.emit(f"{d} = {xv} - {m_acc}", inner)
-        b.em.emit(f"{e} = tl.exp(-tl.abs({d}))", inner)
-        b.em.emit(f"{s_acc} = tl.where({xv} == float(\"-inf\"), {s_acc}, "
-                  f"tl.where({d} > 0, {s_acc} * {e} + 1.0, {s_acc} + {e}))", inner)
-        b.em.emit(f"{m_acc} = tl.maximum({m_acc}, {xv}, propagate_nan=tl.PropagateNan.ALL)", inner)
-        if loop:
-            b.em.close(depth, saved)
+        return x
+
+    def combine(self, m_acc: str, s_acc: str, bframe, depth: int):
+        """(maximum, sum) over the lanes of the block accumulators."""
+        b = self.b
         ax = len(bframe)
         mx = b.tmp(reduce_text("max=", m_acc, ax), bframe, depth)
         mb = f"tl.expand_dims({mx.code}, {ax})"
