@@ -63,10 +63,11 @@ class TileIndexer:
         gstr = strides(G)
         axes: dict[int, str] = {}
         idx: list[Lin] = []
-        rows = self.row_dims(D) if self.template == "gemm" and len(G) >= 2 else [len(G) - 2]
+        gemm = self.template == "gemm" and len(G) >= 2 and len(T) == len(D)
+        rows = self.row_dims(D) if gemm else []
         gm = math.prod(G[d] for d in rows)
-        grouped = (self.template == "gemm" and len(G) >= 2 and not self.stage.pops and not self.stage.pushes
-                   and self.cfg.get("GROUP_M", 1) > 1 and gm > 1 and G[-1] > 1)
+        grouped = (gemm and not self.stage.pops and not self.stage.pushes and self.cfg.get("GROUP_M", 1) > 1
+                   and gm > 1 and G[-1] > 1)
         gm_code = {}
         if grouped:
             gn, GM = G[-1], self.cfg["GROUP_M"]
