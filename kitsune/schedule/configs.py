@@ -144,8 +144,9 @@ class GemmConfig(Config):
         return Resources(self.warps, min(255, acc + 40 + (acc // 2 if self.BN > 128 else 0) + norm), smem)
 
     def heuristic(self) -> bool:
-        """The cost model does not tell the Gluon forms apart: ``gluon_default`` picks among them, ping-pong
-        (``GLUON`` 3) included, once the model has ranked the tiles."""
+        """Ping-pong (``GLUON`` 3) is tuned only: the cost model does not tell the Gluon forms apart, and in their
+        programs on the H200 it ran even with the warp-specialised form on the LM head's and BERT's short-K GEMMs,
+        40% slower under GELU's epilogue (bench/kernels/NOTES.md section 44)."""
         return self.GLUON != 3
 
     def gluon_widths(self) -> tuple[int, int]:

@@ -15,7 +15,8 @@ GPT-3 MLP shapes where the Triton kernel stays 5-13% behind (bench/kernels/NOTES
   one and a worker) that take the program's tiles in turn. Their K loops run one after the other, handed over
   through two ``_turn`` barriers, so one's epilogue runs under the other's K loop: for a short K, where a tile's
   epilogue is a large share of its time and the single consumer of form 2 leaves the tensor cores idle through it.
-  Each consumer stores through a result buffer of its own.
+  Each consumer stores through a result buffer of its own. Tuned only: on the H200 it ran even with form 2 on the LM
+  head's and BERT's K = 768 GEMMs (bench/kernels/NOTES.md section 44).
 
 What a tile computes after the product (bias, activation, a residual, the casts: whatever the stage's ops do)
 comes from the comprehension evaluator, seeded with the accumulator as the value of the anchor contraction's

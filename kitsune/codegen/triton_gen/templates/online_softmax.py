@@ -81,9 +81,10 @@ class OnlineSoftmax:
         whose step loads ``FOLD`` sub-chunks of ``W = P / FOLD`` lanes (their loads issued together, ``P`` elements
         in flight) and folds them into block accumulators of W lanes: the lanes' new maximum over the sub-chunks,
         the sum rescaled to it once a step, then one exponential an element; after the loop the lanes combine.
-        Returns (maximum, sum), each over the tile's frame ``bframe``. Against a running maximum and sum for each of
-        P lanes (one exponential an element, ``exp(-|x - m|)``: the term, or the factor rescaling the sum; the form
-        before): a quarter of the accumulator registers for as many bytes in flight, and fewer operations an element (a language model's head's statistics over 50 257 columns, bench/kernels/NOTES.md
+        Returns (maximum, sum), each over the tile's frame ``bframe``. Against the form before (a running maximum
+        and sum for each of P lanes, one exponential an element, ``exp(-|x - m|)``): a quarter of the accumulator
+        registers, twice the bytes in flight a CTA at the same registers, about half the operations an element; a
+        language model's head's statistics over 50 257 columns 56.6 -> 54.3 us on the H200 (bench/kernels/NOTES.md
         section 44). A lane that has seen only -inf keeps maximum -inf and sum 0 (its exponents are taken against
         0); a NaN reaches both (the maximum propagates it, exp(NaN) the sum)."""
         b, em = self.b, self.b.em
@@ -147,4 +148,4 @@ class OnlineSoftmax:
         return mx, total
 
 
-__all__ = ["OnlineSoftmax", "sum_of_exponentials"]
+__all__ = ["OnlineSoftmax", "sum_of_exponentials", "FOLD", "MIN_LANES"]
