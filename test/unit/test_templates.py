@@ -100,16 +100,23 @@ def check_generated(src, where, name, args, ref, dt, tol, what=None):
         assert err < tol, (run_, err) + (() if what is None else (what,))
 
 
-def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
-    """Generate ``text`` lowered with ``cfg`` (``lower(text, cfg, mode)``, default ``lower_forced``), run it twice
-    under Triton's interpreter on seeded inputs and compare with the reference interpreter; returns the source."""
+def reference(text, seed, scaled: bool = False):
+    """(fp32 arguments of ``text``'s function drawn from a seeded normal distribution -- each divided by the square
+    root of its last dim where ``scaled`` --, the reference interpreter's first result on them)."""
     module = parse_module(text)
     rng = np.random.default_rng(seed)
     args = []
     for a in module.body.block.first_op.body.block.args:
         shape = tuple(a.type.get_shape())
-        args.append((rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32))
-    ref = interpret(module, args)[0]
+        x = rng.standard_normal(shape)
+        args.append((x / np.sqrt(shape[-1]) if scaled else x).astype(np.float32))
+    return args, interpret(module, args)[0]
+
+
+def run(text, cfg, mode, tmp_path, dt, seed, lower=None, name=None):
+    """Generate ``text`` lowered with ``cfg`` (``lower(text, cfg, mode)``, default ``lower_forced``), run it twice
+    under Triton's interpreter on seeded inputs and compare with the reference interpreter; returns the source."""
+    args, ref = reference(text, seed, scaled=True)
     low = (lower or lower_forced)(text, cfg, mode)
     src = generate_triton(low, capacity="all")
     check_generated(src, tmp_path, f"tpl_{name or cfg.template}_{mode.replace('-', '_')}_{seed}", args, ref, dt,
@@ -661,11 +668,7 @@ def test_decode_attention_template(tmp_path_factory, b, hk, group, lq, lc, e, pa
 
     hq = hk * group
     text = decode_attention_module(b, hq, hk, lq, lc, e, dt, concat)
-    module = parse_module(text)
-    rng = np.random.default_rng(seed)
-    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
-            for a in module.body.block.first_op.body.block.args]
-    ref = interpret(module, args)[0]
+    args, ref = reference(text, seed)
     low = parse_module(text)
     ctx = make_context()
     for p in (FormRegionsPass(), MaterializePass(), FuseCopiesPass(), ChooseSchedulesPass(db=False),
@@ -751,11 +754,7 @@ def test_prefill_attention_template(tmp_path_factory, b, hk, group, lq, s, e, ki
     hq = hk * group
     causal = kind == "causal" and lq <= s
     text = prefill_attention_module(b, hq, hk, lq, s, e, dt, causal, kind == "mask")
-    module = parse_module(text)
-    rng = np.random.default_rng(seed)
-    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
-            for a in module.body.block.first_op.body.block.args]
-    ref = interpret(module, args)[0]
+    args, ref = reference(text, seed)
     low = parse_module(text)
     ctx = make_context()
     with pytest.MonkeyPatch.context() as mp:  # (hypothesis draws many examples per call of the test function)
@@ -786,11 +785,7 @@ def test_folded_attention_combine(tmp_path, b, hk, group, lc, parts):
     from kitsune.passes.split_reduction import SplitReductionPass
 
     text = decode_attention_module(b, hk * group, hk, 1, lc, 16, "f32", True)
-    module = parse_module(text)
-    rng = np.random.default_rng(b * 100 + group)
-    args = [rng.standard_normal(tuple(a.type.get_shape())).astype(np.float32)
-            for a in module.body.block.first_op.body.block.args]
-    ref = interpret(module, args)[0]
+    args, ref = reference(text, b * 100 + group)
     lowered = {}
     for mode in ("dataflow", "bulk-sync"):
         low = parse_module(text)

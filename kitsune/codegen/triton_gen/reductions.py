@@ -43,7 +43,7 @@ class Reductions:
         self.dot = DotTemplate(ev)
         self.row = RowReduction(ev)
         self.window = WindowReduction(ev)
-        self.online_softmax = OnlineSoftmax(ev)
+        self.online_softmax = OnlineSoftmax(ev, self)
 
     def reduce(self, opp, s, binding, rvars, ext, scatter, idx, anchor: bool = False) -> TV:
         """Statement ``s`` of ``opp`` reduced at the tile index ``idx`` (``binding``: its left side's variables;
@@ -103,6 +103,22 @@ class Reductions:
             P = min(pow2(E), ev.cfg["BK"])
         return P, S
 
+    def chunk_block(self, opp, expr, b2, neutral: float, cs, bframe, r: str) -> str:
+        """A reduction body ``expr`` at the chunk's index (``b2``: the binding with the reduction variables
+        decomposed from it) as a [bframe, r] block: ``neutral`` where the conditions ``cs`` fail, broadcast along the
+        chunk's axis ``r`` where the body does not vary along it."""
+        b = self.b
+        body = self.ev.expr(opp, expr, b2, neutral)
+        m = b.mask_mixed(cs)
+        if m is not None:
+            body = b.where(m, body, neutral)
+        f2 = bframe + (r,)
+        x = b.place(body, f2)
+        if r not in body.frame:
+            shp = ", ".join(str(b.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
+            x = f"tl.broadcast_to({x}, [{shp}])"
+        return x
+
     def chunked(self, opp, s, binding, rvars, ext, scatter, idx, bframe, depth: int, E: int, anchor: bool) -> TV:
         """The generic reduction: a loop over the E reduction steps in chunks of P along a new axis."""
         b, ev = self.b, self.ev
@@ -139,15 +155,7 @@ class Reductions:
             if tv.const is None and n >= 0:  # a scatter index outside the target sets the flag (write dropped)
                 ev.gen.emit_index_check(b, opp.op, s.lhs, d, n, tv, tv.depth)
             cs.append(ev.arith.binop("==", tv, b.lin_tv(idx[d])))
-        body = ev.expr(opp, s.rhs, b2, neutral)
-        m = b.mask_mixed(cs)
-        if m is not None:
-            body = b.where(m, body, neutral)
-        f2 = bframe + (r,)
-        x = b.place(body, f2)
-        if r not in body.frame:
-            shp = ", ".join(str(b.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
-            x = f"tl.broadcast_to({x}, [{shp}])"
+        x = self.chunk_block(opp, s.rhs, b2, neutral, cs, bframe, r)
         ax = len(bframe)
         # wide: fold the chunk into the block accumulator, reduce it once after the loop; else reduce each chunk
         b.em.emit(f"{acc} = {combine_text(s.op, acc, x if wide else reduce_text(s.op, x, ax))}", inner)

@@ -26,6 +26,7 @@ from kitsune.semantics.comprehension import Access, BinOp, Call, Neg, Stmt
 
 if TYPE_CHECKING:
     from kitsune.codegen.triton_gen.evaluator import Evaluator
+    from kitsune.codegen.triton_gen.reductions import Reductions
 
 FOLD = 4
 """Sub-chunks a step of the loop loads and folds into its block accumulators (``OnlineSoftmax.emit``)."""
@@ -72,9 +73,10 @@ def sum_of_exponentials(stmts, i: int) -> int | None:
 
 
 class OnlineSoftmax:
-    def __init__(self, ev: "Evaluator"):
+    def __init__(self, ev: "Evaluator", reductions: "Reductions"):
         self.ev = ev
         self.b = ev.b
+        self.reductions = reductions  # (its ``chunk_block``: a body at the chunk's index)
 
     def emit(self, opp, s, binding, rvars, ext, bframe, depth: int, E: int, P: int):
         """The maximum of statement ``s`` and the sum of exponentials over it (``sum_of_exponentials``) in one loop
@@ -123,19 +125,10 @@ class OnlineSoftmax:
     def chunk(self, opp, s, binding, rvars, ext, bframe, r: str, rl, masked: bool, E: int) -> str:
         """The maximum's body at the reduction index ``rl`` (lanes of axis ``r``), -inf past the reduction's end
         where ``masked``, as a [bframe, r] block."""
-        b, ev = self.b, self.ev
         b2 = dict(binding)
-        b2.update(ev.decompose(rl, rvars, ext))
-        body = ev.expr(opp, s.rhs, b2, float("-inf"))
-        m = b.mask_mixed([(rl, "<", E)] if masked else [])
-        if m is not None:
-            body = b.where(m, body, float("-inf"))
-        f2 = bframe + (r, )
-        x = b.place(body, f2)
-        if r not in body.frame:
-            shp = ", ".join(str(b.aranges[a]) if (a in body.frame or a == r) else "1" for a in f2)
-            x = f"tl.broadcast_to({x}, [{shp}])"
-        return x
+        b2.update(self.ev.decompose(rl, rvars, ext))
+        cs = [(rl, "<", E)] if masked else []
+        return self.reductions.chunk_block(opp, s.rhs, b2, float("-inf"), cs, bframe, r)
 
     def combine(self, m_acc: str, s_acc: str, bframe, depth: int):
         """(maximum, sum) over the lanes of the block accumulators."""
