@@ -7,14 +7,7 @@ source bench/kernels/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 timeout 150 python3 -m kitsune.tools.tune bench/models/lm_head.py --in-program --templates gemm --modes bulk-sync \
   --only "BN=256" --max-candidates 5 --json $OUT/tune-lm_head.jsonl > $OUT/tune-lm_head.log 2>&1
-python3 - $OUT/tune-lm_head.jsonl <<'PY'
-import json,sys
-for l in open(sys.argv[1]):
-    r=json.loads(l); c=r["config"]; i=r["incumbent"]
-    f=lambda c: f'{c["BM"]}x{c["BN"]} w{c["warps"]} s{c["stages"]} G{c.get("GLUON",0)} S{c.get("SPLIT",1)}'
-    print(r["task"], r["problem"].split(",")[1:4], "win", f(c), r["us"], "inc", f(i), r["incumbent_us"], "err", r["errors"])
-    for k,v in sorted(r["candidates"].items(), key=lambda kv: kv[1])[:6]: print("   ", v, k[:120])
-PY
+python3 bench/kernels/tune_summary.py $OUT/tune-lm_head.jsonl
 tail -1 $OUT/tune-lm_head.log | cut -c1-200
 cp /tmp/kc/tuning.json $OUT/tuning-h200.json 2>/dev/null
 rm -f /tmp/kc/tuning.json  # the harness below runs the heuristic default (or the packaged database)

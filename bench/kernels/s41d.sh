@@ -11,11 +11,4 @@ bench_models session41-d bulk-sync lm_head:150
 grep -h "timed as" /tmp/new-*.log | cut -c1-250
 timeout 150 python3 -m kitsune.tools.tune bench/models/lm_head.py --in-program --templates gemm --modes bulk-sync \
   --only "BN=256" --max-candidates 3 --json $OUT/tune-lm_head.jsonl > $OUT/tune-lm_head.log 2>&1
-python3 - $OUT/tune-lm_head.jsonl <<'PY'
-import json,sys
-for l in open(sys.argv[1]):
-    r=json.loads(l); c=r["config"]; i=r["incumbent"]
-    f=lambda c: f'{c["BM"]}x{c["BN"]} w{c["warps"]} s{c["stages"]} G{c.get("GLUON",0)} S{c.get("SPLIT",1)}'
-    print(r["task"], r["problem"].split(",")[1:4], "win", f(c), r["us"], "inc", f(i), r["incumbent_us"], "err", r["errors"])
-    for k,v in sorted(r["candidates"].items(), key=lambda kv: kv[1])[:6]: print("   ", v, k[:120])
-PY
+python3 bench/kernels/tune_summary.py $OUT/tune-lm_head.jsonl

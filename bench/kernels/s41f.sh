@@ -6,12 +6,6 @@ nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,no
 for f in d256_1024c d80_512c; do
   timeout 200 python3 -m kitsune.tools.tune bench/models/attention_shapes.py:$f --in-program --templates attention \
     --modes bulk-sync --max-candidates 8 --json $OUT/tune-$f.jsonl > $OUT/tune-$f.log 2>&1
-  python3 - $OUT/tune-$f.jsonl <<'PY'
-import json,sys
-for l in open(sys.argv[1]):
-    r=json.loads(l); c=r["config"]; i=r["incumbent"]
-    print(r["task"], r["problem"].split(",")[1:5], "win", c, r["us"], "inc", i, r["incumbent_us"], "err", len(r["errors"]))
-    for k,v in sorted(r["candidates"].items(), key=lambda kv: kv[1])[:8]: print("   ", v, k[:100])
-PY
+  python3 bench/kernels/tune_summary.py $OUT/tune-$f.jsonl --top 8
   tail -1 $OUT/tune-$f.log | cut -c1-200
 done

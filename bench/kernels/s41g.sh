@@ -6,15 +6,7 @@ source bench/kernels/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu test/unit/test_gemm_gluon.py \
   -k "ws-192 or pipelined-96 or split" > $OUT/gpu-tests.log 2>&1; tail -2 $OUT/gpu-tests.log
-summ() { python3 - "$1" <<'PY'
-import json,sys
-for l in open(sys.argv[1]):
-    r=json.loads(l); c=r["config"]; i=r["incumbent"]
-    f=lambda c: f'{c["BM"]}x{c["BN"]} w{c["warps"]} s{c["stages"]} G{c.get("GLUON",0)} S{c.get("SPLIT",1)}'
-    print(r["task"], r["problem"].split(",")[1:4], "win", f(c), r["us"], "inc", f(i), r["incumbent_us"], "err", len(r["errors"]))
-    for k,v in sorted(r["candidates"].items(), key=lambda kv: kv[1])[:6]: print("   ", v, k[:110])
-PY
-}
+summ() { python3 bench/kernels/tune_summary.py "$1"; }
 for rs in 0 1; do
   rm -f /tmp/kc/tuning.json
   KITSUNE_GEMM_RS=$rs timeout 150 python3 -m kitsune.tools.tune --workload mlp_gpt3_T256 --in-program --templates gemm \

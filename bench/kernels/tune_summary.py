@@ -1,39 +1,32 @@
-"""One line per record of a ``kitsune-tune --json`` file: task, problem (M, N, K), config, microseconds (the kernel's,
-or with ``--in-program`` the program's a launch, and the incumbent's), error.
+"""Print a ``kitsune-tune --json`` log (one record a task) as the device scripts' short table: per task its problem,
+the winner and the incumbent with their microseconds, the errors, then the fastest candidates.
 
-The device scripts' shared summary (``bench/kernels/s32*.sh`` on), in place of the five lines each ``s31*.sh``
-repeated::
-
-    python3 bench/kernels/tune_summary.py $OUT/tune.jsonl
+    python bench/kernels/tune_summary.py tune.jsonl [--top 6]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
-
-SHORT = {"warps": "w", "stages": "s", "GLUON": "G", "SPLIT": "S", "SKEW": "skew"}
 
 
-def config_text(c: dict) -> str:
-    """``BMxBN`` and the other fields short, ``BK`` and ``GROUP_M`` left out (a gemm's); every field short else."""
-    tile = "BM" in c and "BN" in c
-    head = f'{c["BM"]}x{c["BN"]} ' if tile else ""
-    skip = ("BM", "BN", "BK", "GROUP_M") if tile else ()
-    rest = [f"{SHORT.get(k, k)}{v}" for k, v in sorted(c.items()) if k not in skip]
-    return head + " ".join(rest)
+def short(c: dict) -> str:
+    """A config as ``BMxBN wW sS G<GLUON> S<SPLIT>`` (fields a template lacks print their defaults)."""
+    return f'{c.get("BM")}x{c.get("BN")} w{c.get("warps")} s{c.get("stages")} G{c.get("GLUON", 0)} S{c.get("SPLIT", 1)}'
 
 
-def main(paths: list[str]) -> int:
-    for path in paths:
-        for line in open(path):
-            r = json.loads(line)
-            us = r["ms"] * 1e3 if r.get("ms") else r.get("us")  # (``--in-program``: the program's us a launch)
-            inc = f' (incumbent {r["incumbent_us"]})' if "incumbent_us" in r else ""
-            print(r.get("task", ""), r.get("problem", "").split(",")[1:4], config_text(r.get("config", {})),
-                  round(us, 1) if us else "-", inc + r.get("error", "")[:200])
-    return 0
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("jsonl")
+    ap.add_argument("--top", type=int, default=6)
+    a = ap.parse_args()
+    for line in open(a.jsonl):
+        r = json.loads(line)
+        print(r["task"], r["problem"].split(",")[1:5], "win", short(r["config"]), r["us"], "inc", short(r["incumbent"]),
+              r["incumbent_us"], "errors", len(r["errors"]))
+        for k, v in sorted(r["candidates"].items(), key=lambda kv: kv[1])[:a.top]:
+            print("   ", v, k[:120])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main()
